@@ -1,0 +1,3 @@
+//! kcache-delta-fifo (work in progress).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]

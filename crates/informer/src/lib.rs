@@ -1,0 +1,3 @@
+//! kcache-informer (work in progress).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]

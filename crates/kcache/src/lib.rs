@@ -1,0 +1,3 @@
+//! kcache (work in progress).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]

@@ -1,0 +1,3 @@
+//! kcache-store (work in progress).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]

@@ -1,0 +1,3 @@
+//! kcache-testserver (work in progress).
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]

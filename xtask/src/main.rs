@@ -1,0 +1,70 @@
+//! Project automation. `cargo xtask ci` is the command `.ci/run` and README call.
+//!
+//! - `ci`: rustfmt check, clippy with `-D warnings`, then the whole test suite.
+//! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
+//! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
+//!   `KUBEBUILDER_ASSETS` (build one with `shared/tools/envtest-assets.sh`).
+
+mod envtest;
+
+use std::process::{Command, ExitCode};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci(),
+        Some("integration") => integration(&args[1..]),
+        _ => {
+            eprintln!("usage: cargo xtask ci | integration [--embedded | --envtest]");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `cargo` with `args` from the workspace root, failing on a non-zero exit.
+pub(crate) fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    eprintln!("xtask: cargo {}", args.join(" "));
+    let status = Command::new(cargo)
+        .args(args)
+        .envs(envs.iter().copied())
+        .current_dir(workspace_root())
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`cargo {}` failed ({status})", args.join(" ")))
+    }
+}
+
+fn workspace_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+fn ci() -> Result<(), String> {
+    cargo(&["fmt", "--all", "--", "--check"], &[])?;
+    cargo(
+        &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+        &[],
+    )?;
+    cargo(&["test", "--workspace"], &[])
+}
+
+fn integration(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        None | Some("--embedded") => cargo(&["test", "--workspace", "--test", "*"], &[]),
+        Some("--envtest") => envtest::run(),
+        Some(other) => Err(format!("unknown integration tier {other:?} (use --embedded or --envtest)")),
+    }
+}
