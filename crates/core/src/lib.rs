@@ -1,3 +1,34 @@
-//! kcache-core (work in progress).
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+mod dynamic;
+mod error;
+mod event;
+#[cfg(feature = "k8s-openapi")]
+mod k8s_openapi_impls;
+mod key;
+mod list;
+mod meta;
+mod object;
+mod params;
+mod resource;
+pub mod selector;
+mod status;
+mod tombstone;
+mod traits;
+
+pub use dynamic::DynamicObject;
+pub use error::{BoxError, Error};
+pub use event::{Bookmark, WatchEvent, INITIAL_EVENTS_END_ANNOTATION};
+#[cfg(feature = "k8s-openapi")]
+pub use k8s_openapi_impls::ScopeNamespaced;
+pub use key::{split_meta_namespace_key, KeyFormatError, ObjectKey};
+pub use list::ObjectList;
+pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
+pub use object::Object;
+pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
+pub use resource::{ApiResource, Resource};
+pub use status::{Status, StatusCause, StatusDetails, CAUSE_RESOURCE_VERSION_TOO_LARGE};
+pub use tombstone::DeletedFinalStateUnknown;
+pub use traits::{KnownObjects, ListerWatcher, ReflectorStore, WatchStream};
