@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod boxed;
 mod dynamic;
 mod error;
 mod event;
@@ -18,6 +19,7 @@ mod status;
 mod tombstone;
 mod traits;
 
+pub use boxed::BoxListerWatcher;
 pub use dynamic::DynamicObject;
 pub use error::{BoxError, Error};
 pub use event::{Bookmark, WatchEvent, INITIAL_EVENTS_END_ANNOTATION};
