@@ -50,17 +50,11 @@ impl<K> Clone for BoxListerWatcher<K> {
 }
 
 impl<K: Send + 'static> ListerWatcher<K> for BoxListerWatcher<K> {
-    fn list(
-        &self,
-        params: &ListParams,
-    ) -> impl Future<Output = Result<ObjectList<K>, Error>> + Send {
-        async move { self.inner.list(params).await }
+    async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, Error> {
+        self.inner.list(params).await
     }
-    fn watch(
-        &self,
-        params: &WatchParams,
-    ) -> impl Future<Output = Result<WatchStream<K>, Error>> + Send {
-        async move { self.inner.watch(params).await }
+    async fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>, Error> {
+        self.inner.watch(params).await
     }
 }
 
