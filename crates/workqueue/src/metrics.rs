@@ -1,0 +1,218 @@
+//! Queue metrics, mirroring client-go's `metrics.go`: a [`MetricsProvider`] makes the seven
+//! metrics of a *named* queue; unnamed queues (and queues with no provider) pay nothing.
+//!
+//! Times come from [`tokio::time::Instant`], so tests with paused tokio time see exact latencies.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::engine::Hasher;
+
+/// A gauge that goes up and down (client-go `GaugeMetric`): the queue depth.
+pub trait GaugeMetric: Send + Sync {
+    /// Adds one.
+    fn inc(&self);
+    /// Subtracts one.
+    fn dec(&self);
+}
+
+/// A gauge that is set (client-go `SettableGaugeMetric`): unfinished work, longest running.
+pub trait SettableGaugeMetric: Send + Sync {
+    /// Sets the value.
+    fn set(&self, value: f64);
+}
+
+/// A monotonic counter (client-go `CounterMetric`): adds, retries.
+pub trait CounterMetric: Send + Sync {
+    /// Adds one.
+    fn inc(&self);
+}
+
+/// A distribution of seconds (client-go `HistogramMetric`): queue and work durations.
+pub trait HistogramMetric: Send + Sync {
+    /// Records one observation, in seconds.
+    fn observe(&self, value: f64);
+}
+
+/// Makes the metrics of one named queue (client-go `MetricsProvider`). Each method gets the
+/// queue's name, which exporters use as the `name` label.
+pub trait MetricsProvider: Send + Sync {
+    /// `workqueue_depth`: items added and not yet handed out.
+    fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric>;
+    /// `workqueue_adds_total`: adds that were not collapsed into a dirty item.
+    fn new_adds_metric(&self, name: &str) -> Arc<dyn CounterMetric>;
+    /// `workqueue_queue_duration_seconds`: first add → get.
+    fn new_latency_metric(&self, name: &str) -> Arc<dyn HistogramMetric>;
+    /// `workqueue_work_duration_seconds`: get → done.
+    fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric>;
+    /// `workqueue_unfinished_work_seconds`: summed age of the items being processed.
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric>;
+    /// `workqueue_longest_running_processor_seconds`: age of the oldest item being processed.
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Arc<dyn SettableGaugeMetric>;
+    /// `workqueue_retries_total`: every `add_after` (and so every `add_rate_limited`).
+    fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric>;
+}
+
+/// A provider whose metrics do nothing (client-go `noopMetricsProvider`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoopMetricsProvider;
+
+struct Noop;
+impl GaugeMetric for Noop {
+    fn inc(&self) {}
+    fn dec(&self) {}
+}
+impl SettableGaugeMetric for Noop {
+    fn set(&self, _: f64) {}
+}
+impl CounterMetric for Noop {
+    fn inc(&self) {}
+}
+impl HistogramMetric for Noop {
+    fn observe(&self, _: f64) {}
+}
+
+impl MetricsProvider for NoopMetricsProvider {
+    fn new_depth_metric(&self, _: &str) -> Arc<dyn GaugeMetric> {
+        Arc::new(Noop)
+    }
+    fn new_adds_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(Noop)
+    }
+    fn new_latency_metric(&self, _: &str) -> Arc<dyn HistogramMetric> {
+        Arc::new(Noop)
+    }
+    fn new_work_duration_metric(&self, _: &str) -> Arc<dyn HistogramMetric> {
+        Arc::new(Noop)
+    }
+    fn new_unfinished_work_seconds_metric(&self, _: &str) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(Noop)
+    }
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        _: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(Noop)
+    }
+    fn new_retries_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(Noop)
+    }
+}
+
+static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
+
+/// Sets the provider used by named queues that were given none (client-go `SetProvider`).
+/// Only the first call takes effect, as in client-go; returns whether this one did.
+pub fn set_provider(provider: Arc<dyn MetricsProvider>) -> bool {
+    GLOBAL_PROVIDER.set(provider).is_ok()
+}
+
+/// The provider for a named queue: its own, else the global one, else none (no cost at all).
+pub(crate) fn provider_for(
+    own: Option<&Arc<dyn MetricsProvider>>,
+) -> Option<Arc<dyn MetricsProvider>> {
+    own.or(GLOBAL_PROVIDER.get()).cloned()
+}
+
+/// How often unfinished-work and longest-running gauges are refreshed, as in client-go.
+pub const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
+
+/// One named queue's metrics and the per-item times they need; lives under the queue's lock.
+pub(crate) struct QueueMetrics<T> {
+    depth: Arc<dyn GaugeMetric>,
+    adds: Arc<dyn CounterMetric>,
+    latency: Arc<dyn HistogramMetric>,
+    work_duration: Arc<dyn HistogramMetric>,
+    unfinished_work_seconds: Arc<dyn SettableGaugeMetric>,
+    longest_running_processor: Arc<dyn SettableGaugeMetric>,
+    pub(crate) retries: Arc<dyn CounterMetric>,
+    added_at: HashMap<T, Instant, Hasher>,
+    processing_since: HashMap<T, Instant, Hasher>,
+}
+
+impl<T: Hash + Eq + Clone> QueueMetrics<T> {
+    pub(crate) fn new(name: &str, p: &dyn MetricsProvider) -> Self {
+        QueueMetrics {
+            depth: p.new_depth_metric(name),
+            adds: p.new_adds_metric(name),
+            latency: p.new_latency_metric(name),
+            work_duration: p.new_work_duration_metric(name),
+            unfinished_work_seconds: p.new_unfinished_work_seconds_metric(name),
+            longest_running_processor: p.new_longest_running_processor_seconds_metric(name),
+            retries: p.new_retries_metric(name),
+            added_at: HashMap::with_hasher(Hasher::new()),
+            processing_since: HashMap::with_hasher(Hasher::new()),
+        }
+    }
+
+    /// An add that made the item dirty (collapsed adds are not counted).
+    pub(crate) fn add(&mut self, item: &T) {
+        self.adds.inc();
+        self.depth.inc();
+        if !self.added_at.contains_key(item) {
+            self.added_at.insert(item.clone(), Instant::now());
+        }
+    }
+
+    pub(crate) fn get(&mut self, item: &T) {
+        let now = Instant::now();
+        self.depth.dec();
+        self.processing_since.insert(item.clone(), now);
+        if let Some(at) = self.added_at.remove(item) {
+            self.latency.observe((now - at).as_secs_f64());
+        }
+    }
+
+    pub(crate) fn done(&mut self, item: &T) {
+        if let Some(at) = self.processing_since.remove(item) {
+            self.work_duration.observe(at.elapsed().as_secs_f64());
+        }
+    }
+
+    pub(crate) fn update_unfinished_work(&self) {
+        let now = Instant::now();
+        let (total, oldest) = self
+            .processing_since
+            .values()
+            .map(|at| (now - *at).as_secs_f64())
+            .fold((0.0, 0.0f64), |(t, o), age| (t + age, o.max(age)));
+        self.unfinished_work_seconds.set(total);
+        self.longest_running_processor.set(oldest);
+    }
+}
+
+/// Runs `tick` every `period` until it returns false: on the current tokio runtime when there is
+/// one (so paused test time drives it), else on a small OS thread.
+pub(crate) fn spawn_periodic(period: Duration, tick: impl Fn() -> bool + Send + 'static) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) => {
+            handle.spawn(async move {
+                let mut interval = tokio::time::interval(period);
+                interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    interval.tick().await;
+                    if !tick() {
+                        return;
+                    }
+                }
+            });
+        }
+        Err(_) => {
+            std::thread::Builder::new()
+                .name("workqueue-metrics".into())
+                .spawn(move || {
+                    while tick() {
+                        std::thread::sleep(period);
+                    }
+                })
+                .expect("spawn workqueue metrics thread");
+        }
+    }
+}
