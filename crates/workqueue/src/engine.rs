@@ -34,9 +34,9 @@ const DIRTY: u8 = 1;
 const PROCESSING: u8 = 2;
 
 /// The order in which queued (dirty, not processing) items are handed out.
-pub(crate) trait Pending<T>: Send + 'static {
+pub(crate) trait Pending<T>: Send {
     /// Per-add priority; `()` for plain FIFO.
-    type Priority: Copy + Ord + Default + Send + 'static;
+    type Priority: Copy + Ord + Default + Send;
     /// Queues an item that is not queued yet.
     fn push(&mut self, item: T, priority: Self::Priority);
     /// A queued item was added again with a higher priority.

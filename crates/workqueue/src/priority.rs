@@ -16,7 +16,7 @@ pub(crate) struct ByPriority<T> {
     next_seq: u64,
 }
 
-impl<T: Hash + Eq + Clone + Send + 'static> Pending<T> for ByPriority<T> {
+impl<T: Hash + Eq + Clone + Send> Pending<T> for ByPriority<T> {
     type Priority = i32;
 
     fn push(&mut self, item: T, priority: i32) {

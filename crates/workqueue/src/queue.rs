@@ -47,7 +47,7 @@ impl QueueConfig {
     pub(crate) fn build<T, P>(&self, pending: P) -> Arc<Engine<T, P>>
     where
         T: Hash + Eq + Clone + Send + Sync + 'static,
-        P: Pending<T>,
+        P: Pending<T> + 'static,
     {
         let provider = if self.name.is_empty() {
             None
@@ -73,7 +73,7 @@ impl QueueConfig {
 /// Plain FIFO order of queued items.
 pub(crate) struct Fifo<T>(VecDeque<T>);
 
-impl<T: Send + 'static> Pending<T> for Fifo<T> {
+impl<T: Send> Pending<T> for Fifo<T> {
     type Priority = ();
     fn push(&mut self, item: T, _: ()) {
         self.0.push_back(item);

@@ -1,0 +1,210 @@
+//! client-go's TestMetrics under paused tokio time, plus the rule that unnamed queues have none.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcache_workqueue::{
+    CounterMetric, DelayingQueue, GaugeMetric, HistogramMetric, MetricsProvider, Queue,
+    QueueConfig, SettableGaugeMetric,
+};
+use parking_lot::Mutex;
+
+/// Records every metric's last value / observations, keyed by metric kind.
+#[derive(Default)]
+struct Recorder {
+    values: Mutex<HashMap<&'static str, Vec<f64>>>,
+}
+
+struct Metric {
+    rec: Arc<Recorder>,
+    kind: &'static str,
+}
+
+impl Metric {
+    fn bump(&self, by: f64) {
+        let mut v = self.rec.values.lock();
+        let e = v.entry(self.kind).or_default();
+        let last = e.last().copied().unwrap_or(0.0);
+        e.push(last + by);
+    }
+}
+impl GaugeMetric for Metric {
+    fn inc(&self) {
+        self.bump(1.0)
+    }
+    fn dec(&self) {
+        self.bump(-1.0)
+    }
+}
+impl CounterMetric for Metric {
+    fn inc(&self) {
+        self.bump(1.0)
+    }
+}
+impl SettableGaugeMetric for Metric {
+    fn set(&self, value: f64) {
+        self.rec.values.lock().entry(self.kind).or_default().push(value);
+    }
+}
+impl HistogramMetric for Metric {
+    fn observe(&self, value: f64) {
+        self.rec.values.lock().entry(self.kind).or_default().push(value);
+    }
+}
+
+#[derive(Clone, Default)]
+struct Provider(Arc<Recorder>);
+
+impl Provider {
+    fn metric(&self, kind: &'static str) -> Arc<Metric> {
+        Arc::new(Metric {
+            rec: self.0.clone(),
+            kind,
+        })
+    }
+    fn last(&self, kind: &str) -> f64 {
+        self.0.values.lock().get(kind).and_then(|v| v.last().copied()).unwrap_or(0.0)
+    }
+    fn count(&self, kind: &str) -> usize {
+        self.0.values.lock().get(kind).map_or(0, Vec::len)
+    }
+    fn clear(&self, kind: &str) {
+        self.0.values.lock().remove(kind);
+    }
+}
+
+impl MetricsProvider for Provider {
+    fn new_depth_metric(&self, _: &str) -> Arc<dyn GaugeMetric> {
+        self.metric("depth")
+    }
+    fn new_adds_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
+        self.metric("adds")
+    }
+    fn new_latency_metric(&self, _: &str) -> Arc<dyn HistogramMetric> {
+        self.metric("latency")
+    }
+    fn new_work_duration_metric(&self, _: &str) -> Arc<dyn HistogramMetric> {
+        self.metric("duration")
+    }
+    fn new_unfinished_work_seconds_metric(&self, _: &str) -> Arc<dyn SettableGaugeMetric> {
+        self.metric("unfinished")
+    }
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        _: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
+        self.metric("longest")
+    }
+    fn new_retries_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
+        self.metric("retries")
+    }
+}
+
+fn config(p: &Provider, name: &str) -> QueueConfig {
+    QueueConfig {
+        name: name.into(),
+        metrics_provider: Some(Arc::new(p.clone())),
+        unfinished_work_update_period: Some(Duration::from_millis(1)),
+    }
+}
+
+const US: Duration = Duration::from_micros(1);
+
+#[tokio::test(start_paused = true)]
+async fn metrics() {
+    let mp = Provider::default();
+    let q = Queue::with_config(config(&mp, "test"));
+    tokio::task::yield_now().await; // the updater's first (immediate) tick
+
+    q.add("foo");
+    assert_eq!(mp.last("adds"), 1.0);
+    assert_eq!(mp.last("depth"), 1.0);
+
+    tokio::time::advance(50 * US).await;
+    let i = q.get().await.unwrap();
+    assert_eq!(i, "foo");
+    assert_eq!(mp.last("latency"), 5e-05);
+    assert_eq!(mp.count("latency"), 1);
+    assert_eq!(mp.last("depth"), 0.0);
+
+    // adds while processing: the item becomes dirty once; collapsed adds are not counted
+    for _ in 0..5 {
+        q.add(i);
+    }
+    assert_eq!(mp.last("adds"), 2.0);
+    assert_eq!(mp.last("depth"), 1.0);
+
+    tokio::time::advance(25 * US).await;
+    q.done(&i);
+    assert_eq!(mp.last("duration"), 2.5e-05);
+    assert_eq!(mp.count("duration"), 1);
+    assert_eq!(mp.last("depth"), 1.0);
+
+    let i = q.get().await.unwrap();
+    assert_eq!(mp.last("latency"), 2.5e-05);
+    assert_eq!(mp.count("latency"), 2);
+
+    mp.clear("unfinished");
+    mp.clear("longest");
+    tokio::time::advance(Duration::from_millis(1)).await;
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(mp.last("unfinished"), 0.001);
+    assert_eq!(mp.last("longest"), 0.001);
+
+    q.done(&i);
+    assert_eq!(mp.last("duration"), 0.001);
+    assert_eq!(mp.count("duration"), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn retries_count_every_add_after() {
+    let mp = Provider::default();
+    let q = DelayingQueue::with_config(config(&mp, "retries"));
+    q.add_after(1, Duration::ZERO);
+    q.add_after(1, Duration::from_millis(5));
+    assert_eq!(mp.last("retries"), 2.0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn unnamed_queues_have_no_metrics() {
+    let mp = Provider::default();
+    let q = Queue::with_config(config(&mp, ""));
+    q.add(1);
+    let i = q.get().await.unwrap();
+    q.done(&i);
+    assert!(mp.0.values.lock().is_empty());
+}
+
+#[cfg(feature = "prometheus")]
+#[tokio::test(start_paused = true)]
+async fn prometheus_adapter_exports_client_go_names() {
+    let registry = prometheus::Registry::new();
+    let provider = kcache_workqueue::PrometheusMetricsProvider::new(&registry).unwrap();
+    let q = DelayingQueue::with_config(QueueConfig {
+        name: "prom".into(),
+        metrics_provider: Some(Arc::new(provider)),
+        unfinished_work_update_period: None,
+    });
+    q.add("a");
+    q.add_after("b", Duration::ZERO);
+    let i = q.get().await.unwrap();
+    q.done(&i);
+    let families = registry.gather();
+    let names: Vec<_> = families.iter().map(|f| f.name().to_string()).collect();
+    for n in [
+        "workqueue_depth",
+        "workqueue_adds_total",
+        "workqueue_queue_duration_seconds",
+        "workqueue_work_duration_seconds",
+        "workqueue_unfinished_work_seconds",
+        "workqueue_longest_running_processor_seconds",
+        "workqueue_retries_total",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
+    }
+    let adds = families.iter().find(|f| f.name() == "workqueue_adds_total").unwrap();
+    assert_eq!(adds.get_metric()[0].get_counter().get_value(), 2.0);
+}
