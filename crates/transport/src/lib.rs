@@ -1,3 +1,5 @@
-//! kcache-transport (work in progress).
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+pub mod decode;

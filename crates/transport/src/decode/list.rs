@@ -1,0 +1,381 @@
+//! The streaming list decoder: the items of a list response body are decoded one at a time as
+//! their last byte arrives, so a 100k-object list never holds the whole body nor a second copy
+//! of it (client-go and kube-rs both buffer the response, then decode it).
+//!
+//! It reads the top-level object itself — keys, `:`, `,` — and hands nested values to the
+//! [`ValueScanner`](super::scanner::ValueScanner): `items` elements and `metadata` are captured
+//! and decoded, every other value (`kind`, `apiVersion`, ...) is skipped unbuffered. `metadata`
+//! may come before or after `items`.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use kcache_core::{BoxError, Error, ListMeta, ObjectList};
+use serde::de::DeserializeOwned;
+
+use super::scanner::{is_ws, Capture, TooLarge, ValueScanner};
+use super::watch::too_large;
+
+/// The longest key remembered; longer keys are not ones the decoder looks for.
+const MAX_KEY: usize = 16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Items,
+    Metadata,
+    Other,
+}
+
+#[derive(Debug)]
+enum State {
+    /// Before the opening `{`.
+    Start,
+    /// After `{`: a key or `}`.
+    FirstKey,
+    /// After `,` in the top-level object: a key.
+    NextKey,
+    /// Inside a key string.
+    InKey { escape: bool },
+    /// After a key: `:`.
+    Colon(Key),
+    /// After `:`: the value's first byte.
+    Value(Key),
+    /// Skipping a value nobody reads.
+    Skip(ValueScanner),
+    /// Capturing `metadata`.
+    Metadata,
+    /// After `[` of `items`: an item or `]`.
+    FirstItem,
+    /// After `,` inside `items`: an item.
+    NextItem,
+    /// Capturing an item.
+    Item,
+    /// After an item: `,` or `]`.
+    AfterItem,
+    /// After a top-level value: `,` or `}`.
+    AfterValue,
+    /// After the closing `}`: only whitespace.
+    Done,
+}
+
+/// Decodes a list body chunk by chunk, handing over each item as soon as it is complete.
+pub struct ListDecoder<K> {
+    state: State,
+    key: Vec<u8>,
+    capture: Capture,
+    metadata: Option<ListMeta>,
+    items_seen: usize,
+    max_object_size: usize,
+    offset: u64,
+    _k: PhantomData<fn() -> K>,
+}
+
+impl<K> fmt::Debug for ListDecoder<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ListDecoder")
+            .field("state", &self.state)
+            .field("items_seen", &self.items_seen)
+            .field("offset", &self.offset)
+            .finish()
+    }
+}
+
+impl<K: DeserializeOwned> ListDecoder<K> {
+    /// A decoder failing on any item larger than `max_object_size` bytes.
+    pub fn new(max_object_size: usize) -> Self {
+        ListDecoder {
+            state: State::Start,
+            key: Vec::with_capacity(MAX_KEY),
+            capture: Capture::default(),
+            metadata: None,
+            items_seen: 0,
+            max_object_size,
+            offset: 0,
+            _k: PhantomData,
+        }
+    }
+
+    /// The list's metadata, once it has been read (it may come after the items).
+    pub fn metadata(&self) -> Option<&ListMeta> {
+        self.metadata.as_ref()
+    }
+
+    fn unexpected(&self, found: u8, at: usize, expected: &str) -> Error {
+        Error::decode(
+            "list",
+            format!(
+                "expected {expected} at byte {}, found {:?}",
+                self.offset + at as u64,
+                char::from(found)
+            ),
+        )
+    }
+
+    /// Decodes every item that completes in `chunk`, in order, into `out`.
+    pub fn push(&mut self, chunk: &[u8], out: &mut VecDeque<K>) -> Result<(), Error> {
+        let mut i = 0;
+        while i < chunk.len() {
+            let b = chunk[i];
+            // States that read single structural bytes skip whitespace first.
+            let structural = !matches!(
+                self.state,
+                State::InKey { .. } | State::Skip(_) | State::Metadata | State::Item
+            );
+            if structural && is_ws(b) {
+                i += 1;
+                continue;
+            }
+            match &mut self.state {
+                State::Start => {
+                    if b != b'{' {
+                        return Err(self.unexpected(b, i, "'{' opening the list"));
+                    }
+                    self.state = State::FirstKey;
+                    i += 1;
+                }
+                State::FirstKey | State::NextKey => {
+                    if b == b'}' && matches!(self.state, State::FirstKey) {
+                        self.state = State::Done;
+                    } else if b == b'"' {
+                        self.key.clear();
+                        self.state = State::InKey { escape: false };
+                    } else {
+                        return Err(self.unexpected(b, i, "a key"));
+                    }
+                    i += 1;
+                }
+                State::InKey { escape } => {
+                    if *escape {
+                        *escape = false;
+                    } else if b == b'\\' {
+                        *escape = true;
+                    } else if b == b'"' {
+                        let key = match self.key.as_slice() {
+                            b"items" => Key::Items,
+                            b"metadata" => Key::Metadata,
+                            _ => Key::Other,
+                        };
+                        self.state = State::Colon(key);
+                        i += 1;
+                        continue;
+                    }
+                    if self.key.len() <= MAX_KEY {
+                        self.key.push(b);
+                    }
+                    i += 1;
+                }
+                State::Colon(key) => {
+                    if b != b':' {
+                        return Err(self.unexpected(b, i, "':'"));
+                    }
+                    self.state = State::Value(*key);
+                    i += 1;
+                }
+                State::Value(key) => match (*key, b) {
+                    (Key::Items, b'[') => {
+                        self.state = State::FirstItem;
+                        i += 1;
+                    }
+                    (Key::Metadata, b'{') => self.state = State::Metadata,
+                    (Key::Items | Key::Metadata, b'n') | (Key::Other, _) => {
+                        self.state = State::Skip(ValueScanner::default())
+                    }
+                    (Key::Items, _) => return Err(self.unexpected(b, i, "'[' opening items")),
+                    (Key::Metadata, _) => {
+                        return Err(self.unexpected(b, i, "'{' opening metadata"))
+                    }
+                },
+                State::Skip(scanner) => match scanner.feed(&chunk[i..]) {
+                    Some(used) => {
+                        i += used;
+                        self.state = State::AfterValue;
+                    }
+                    None => i = chunk.len(),
+                },
+                State::Metadata => {
+                    let limit = self.max_object_size;
+                    match self
+                        .capture
+                        .feed(&chunk[i..], limit)
+                        .map_err(|TooLarge(n)| too_large("list metadata", n, limit))?
+                    {
+                        Some((value, used)) => {
+                            let meta = serde_json::from_slice(value)
+                                .map_err(|e| Error::decode("list metadata", e))?;
+                            self.metadata = Some(meta);
+                            self.capture.reset();
+                            i += used;
+                            self.state = State::AfterValue;
+                        }
+                        None => i = chunk.len(),
+                    }
+                }
+                State::FirstItem | State::NextItem => {
+                    if b == b']' && matches!(self.state, State::FirstItem) {
+                        self.state = State::AfterValue;
+                        i += 1;
+                    } else {
+                        self.state = State::Item;
+                    }
+                }
+                State::Item => {
+                    let limit = self.max_object_size;
+                    let index = self.items_seen;
+                    match self
+                        .capture
+                        .feed(&chunk[i..], limit)
+                        .map_err(|TooLarge(n)| too_large(&format!("list item {index}"), n, limit))?
+                    {
+                        Some((value, used)) => {
+                            let item = serde_json::from_slice(value)
+                                .map_err(|e| Error::decode(format!("list item {index}"), e))?;
+                            out.push_back(item);
+                            self.items_seen += 1;
+                            self.capture.reset();
+                            i += used;
+                            self.state = State::AfterItem;
+                        }
+                        None => i = chunk.len(),
+                    }
+                }
+                State::AfterItem => {
+                    self.state = match b {
+                        b',' => State::NextItem,
+                        b']' => State::AfterValue,
+                        _ => return Err(self.unexpected(b, i, "',' or ']' after an item")),
+                    };
+                    i += 1;
+                }
+                State::AfterValue => {
+                    self.state = match b {
+                        b',' => State::NextKey,
+                        b'}' => State::Done,
+                        _ => return Err(self.unexpected(b, i, "',' or '}'")),
+                    };
+                    i += 1;
+                }
+                State::Done => return Err(self.unexpected(b, i, "the end of the body")),
+            }
+        }
+        self.offset += chunk.len() as u64;
+        Ok(())
+    }
+
+    /// Checks the body ended after the list's closing `}`; returns the list's metadata.
+    pub fn finish(&mut self) -> Result<ListMeta, Error> {
+        if let State::Skip(s) = &self.state {
+            if s.complete_at_end() {
+                self.state = State::AfterValue;
+            }
+        }
+        if !matches!(self.state, State::Done) {
+            return Err(Error::decode(
+                "list",
+                format!(
+                    "the body ended before the list did (truncated after {} bytes, {} items)",
+                    self.offset, self.items_seen
+                ),
+            ));
+        }
+        Ok(self.metadata.take().unwrap_or_default())
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The items of a list response, decoded one at a time as the body arrives.
+    ///
+    /// After the stream has ended, [`ListStream::metadata`] holds the list's resourceVersion and
+    /// continue token (the server may send `metadata` before or after `items`).
+    pub struct ListStream<S, K> {
+        #[pin]
+        body: S,
+        decoder: ListDecoder<K>,
+        ready: VecDeque<K>,
+        metadata: Option<ListMeta>,
+        failed: Option<Error>,
+        done: bool,
+    }
+}
+
+impl<S, K: DeserializeOwned> ListStream<S, K> {
+    /// Decodes `body`, failing on items larger than `max_object_size` bytes.
+    pub fn new(body: S, max_object_size: usize) -> Self {
+        ListStream {
+            body,
+            decoder: ListDecoder::new(max_object_size),
+            ready: VecDeque::new(),
+            metadata: None,
+            failed: None,
+            done: false,
+        }
+    }
+
+    /// The list's metadata: complete once the stream has ended without error; before that, what
+    /// has been read so far (if `metadata` came before `items`).
+    pub fn metadata(&self) -> Option<&ListMeta> {
+        self.metadata.as_ref().or(self.decoder.metadata())
+    }
+}
+
+impl<S, E, K> ListStream<S, K>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+    E: Into<BoxError>,
+    K: DeserializeOwned,
+{
+    /// Reads the whole list into one page.
+    pub async fn into_list(self) -> Result<ObjectList<K>, Error> {
+        let mut this = std::pin::pin!(self);
+        let mut items = Vec::new();
+        while let Some(item) = futures_util::StreamExt::next(&mut this).await {
+            items.push(item?);
+        }
+        let metadata = this.project().metadata.take().unwrap_or_default();
+        Ok(ObjectList { metadata, items })
+    }
+}
+
+impl<S, E, K> Stream for ListStream<S, K>
+where
+    S: Stream<Item = Result<Bytes, E>>,
+    E: Into<BoxError>,
+    K: DeserializeOwned,
+{
+    type Item = Result<K, Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        loop {
+            if let Some(item) = this.ready.pop_front() {
+                return Poll::Ready(Some(Ok(item)));
+            }
+            if *this.done {
+                return Poll::Ready(this.failed.take().map(Err));
+            }
+            match std::task::ready!(this.body.as_mut().poll_next(cx)) {
+                Some(Ok(chunk)) => {
+                    if let Err(e) = this.decoder.push(&chunk, this.ready) {
+                        *this.done = true;
+                        *this.failed = Some(e);
+                    }
+                }
+                Some(Err(e)) => {
+                    *this.done = true;
+                    *this.failed = Some(Error::Request(e.into()));
+                }
+                None => {
+                    *this.done = true;
+                    match this.decoder.finish() {
+                        Ok(meta) => *this.metadata = Some(meta),
+                        Err(e) => *this.failed = Some(e),
+                    }
+                }
+            }
+        }
+    }
+}
