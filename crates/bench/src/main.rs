@@ -1,1 +1,40 @@
-fn main() {}
+//! kcache-bench: kcache's side of the side-by-side benchmarks with client-go's `cgbench`
+//! (`shared/BENCHMARKS.md`). One subcommand per scenario; each prints one JSON line.
+//!
+//! Adding a scenario: a module with an `Args` struct (clap) and a `run(Args)`, plus one variant
+//! in [`Scenario`] and one match arm in `main`.
+
+mod fifo;
+mod report;
+mod store;
+mod workqueue;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "kcache-bench",
+    about = "kcache benchmarks, comparable with cgbench"
+)]
+struct Cli {
+    #[command(subcommand)]
+    scenario: Scenario,
+}
+
+#[derive(Subcommand)]
+enum Scenario {
+    /// A rate-limiting queue: one producer adds, workers get → forget → done.
+    Workqueue(workqueue::Args),
+    /// An indexer: insert, update, then by_index look-ups on typed ConfigMaps.
+    Store(store::Args),
+    /// A DeltaFIFO into an indexer: one producer adds and updates, one consumer applies.
+    Fifo(fifo::Args),
+}
+
+fn main() {
+    match Cli::parse().scenario {
+        Scenario::Workqueue(args) => workqueue::run(args),
+        Scenario::Store(args) => store::run(args),
+        Scenario::Fifo(args) => fifo::run(args),
+    }
+}

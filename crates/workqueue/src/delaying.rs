@@ -244,3 +244,36 @@ where
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting() -> Waiting<&'static str> {
+        Waiting {
+            heap: BinaryHeap::new(),
+            ready_at: HashMap::with_hasher(Hasher::new()),
+            seq: 0,
+        }
+    }
+
+    #[test]
+    fn earlier_time_wins_and_stale_slots_are_skipped() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut w = waiting();
+        assert!(w.insert("a", t0 + ms(50)), "first item is next");
+        assert!(!w.insert("a", t0 + ms(70)), "later time ignored");
+        assert!(w.insert("a", t0 + ms(30)), "earlier time moves it");
+        assert!(!w.insert("b", t0 + ms(40)));
+        assert_eq!(w.heap.len(), 3, "one stale slot left behind");
+
+        let (ready, next) = w.take_ready(t0 + ms(35));
+        assert_eq!(ready, ["a"]);
+        assert_eq!(next, Some(t0 + ms(40)));
+        let (ready, next) = w.take_ready(t0 + ms(100));
+        assert_eq!(ready, ["b"], "a's stale 50ms slot does not fire");
+        assert_eq!(next, None);
+        assert!(w.ready_at.is_empty());
+    }
+}

@@ -3,7 +3,8 @@
 //! threads and async tasks.
 //!
 //! Wake-up protocol (no lost wake-ups, no syscall when nobody waits):
-//! - a blocking getter increments `blocked` and waits on `cond` under the lock; a notifier that
+//! - a blocking getter first polls a lock-free length for a few microseconds (see `SPINS`), then
+//!   increments `blocked` and waits on `cond` under the lock; a notifier that
 //!   finds `blocked > 0` decrements it and calls `notify_one` (parking_lot's `Condvar` has no
 //!   spurious wake-ups, so the count is exact);
 //! - an async getter registers its waker in `async_waiters` under the lock; a notifier pops one;
@@ -121,7 +122,10 @@ where
             let st = &mut *st;
             match st.items.entry(item) {
                 std::collections::hash_map::Entry::Occupied(mut e) => {
-                    let Entry { flags, priority: old } = *e.get();
+                    let Entry {
+                        flags,
+                        priority: old,
+                    } = *e.get();
                     if flags & DIRTY != 0 {
                         // Already waiting: only a higher priority changes anything.
                         if priority > old {
@@ -147,7 +151,10 @@ where
                         m.add(v.key());
                     }
                     let item = v.key().clone();
-                    v.insert(Entry { flags: DIRTY, priority });
+                    v.insert(Entry {
+                        flags: DIRTY,
+                        priority,
+                    });
                     st.pending.push(item, priority);
                     self.queued.store(st.pending.len(), Ordering::Relaxed);
                 }

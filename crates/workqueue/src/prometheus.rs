@@ -79,7 +79,10 @@ impl PrometheusMetricsProvider {
                 labels,
             )?,
             retries: IntCounterVec::new(
-                opts("retries_total", "Total number of retries handled by workqueue"),
+                opts(
+                    "retries_total",
+                    "Total number of retries handled by workqueue",
+                ),
                 labels,
             )?,
         };

@@ -52,7 +52,10 @@ impl Tracker {
                 self.last_add[k].load(Ordering::SeqCst),
                 self.last_start[k].load(Ordering::SeqCst),
             );
-            assert!(a == 0 || s > a, "item {k}: last add at {a}, last processing started at {s}");
+            assert!(
+                a == 0 || s > a,
+                "item {k}: last add at {a}, last processing started at {s}"
+            );
         }
     }
 }
@@ -126,7 +129,7 @@ fn run(seed: u64, producers: usize, workers: usize, async_workers: usize, adds: 
         .collect();
     producer_handles.into_iter().for_each(|h| h.join().unwrap());
     // Every add has happened: drain, then stop the workers.
-    while q.len() > 0 {
+    while !q.is_empty() {
         thread::yield_now();
     }
     q.shut_down_with_drain_blocking();

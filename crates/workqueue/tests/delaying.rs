@@ -176,7 +176,11 @@ async fn rate_limiting_queue() {
     assert_eq!(q.len(), 0);
     advance(MS).await;
     settle().await;
-    assert_eq!(q.waiting_len(), 1, "'one' fired (processing), 'two' still waits");
+    assert_eq!(
+        q.waiting_len(),
+        1,
+        "'one' fired (processing), 'two' still waits"
+    );
     advance(3 * MS).await;
     settle().await;
     assert_eq!(q.waiting_len(), 0);

@@ -60,7 +60,13 @@ fn item_exponential_defaults_are_client_gos() {
 #[test]
 fn item_fast_slow_rate_limiter() {
     let l = ItemFastSlowRateLimiter::new(5 * MS, Duration::from_secs(10), 3);
-    for expected in [5 * MS, 5 * MS, 5 * MS, Duration::from_secs(10), Duration::from_secs(10)] {
+    for expected in [
+        5 * MS,
+        5 * MS,
+        5 * MS,
+        Duration::from_secs(10),
+        Duration::from_secs(10),
+    ] {
         assert_eq!(l.when(&"one"), expected);
     }
     assert_eq!(l.num_requeues(&"one"), 5);
@@ -75,8 +81,15 @@ fn item_fast_slow_rate_limiter() {
 #[test]
 fn max_of_rate_limiter() {
     let l = MaxOfRateLimiter::new(vec![
-        Box::new(ItemFastSlowRateLimiter::new(5 * MS, Duration::from_secs(3), 3)),
-        Box::new(ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1))),
+        Box::new(ItemFastSlowRateLimiter::new(
+            5 * MS,
+            Duration::from_secs(3),
+            3,
+        )),
+        Box::new(ItemExponentialFailureRateLimiter::new(
+            MS,
+            Duration::from_secs(1),
+        )),
     ]);
     let three = Duration::from_secs(3);
     for expected in [5 * MS, 5 * MS, 5 * MS, three, three] {
@@ -101,7 +114,10 @@ struct Step {
 
 impl<T> RateLimiter<T> for Step {
     fn when(&self, _: &T) -> Duration {
-        let n = self.count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let n = self
+            .count
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
         if n <= self.threshold {
             self.base
         } else {
@@ -159,7 +175,11 @@ async fn default_controller_rate_limiter_is_max_of_exponential_and_bucket() {
     for i in 2..100 {
         l.when(&i);
     }
-    assert_eq!(l.when(&1000), 100 * MS, "bucket: first token after the burst");
+    assert_eq!(
+        l.when(&1000),
+        100 * MS,
+        "bucket: first token after the burst"
+    );
     l.forget(&1);
     assert_eq!(l.num_requeues(&1), 0);
 }

@@ -44,12 +44,22 @@ impl CounterMetric for Metric {
 }
 impl SettableGaugeMetric for Metric {
     fn set(&self, value: f64) {
-        self.rec.values.lock().entry(self.kind).or_default().push(value);
+        self.rec
+            .values
+            .lock()
+            .entry(self.kind)
+            .or_default()
+            .push(value);
     }
 }
 impl HistogramMetric for Metric {
     fn observe(&self, value: f64) {
-        self.rec.values.lock().entry(self.kind).or_default().push(value);
+        self.rec
+            .values
+            .lock()
+            .entry(self.kind)
+            .or_default()
+            .push(value);
     }
 }
 
@@ -64,7 +74,12 @@ impl Provider {
         })
     }
     fn last(&self, kind: &str) -> f64 {
-        self.0.values.lock().get(kind).and_then(|v| v.last().copied()).unwrap_or(0.0)
+        self.0
+            .values
+            .lock()
+            .get(kind)
+            .and_then(|v| v.last().copied())
+            .unwrap_or(0.0)
     }
     fn count(&self, kind: &str) -> usize {
         self.0.values.lock().get(kind).map_or(0, Vec::len)
@@ -205,6 +220,9 @@ async fn prometheus_adapter_exports_client_go_names() {
     ] {
         assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
     }
-    let adds = families.iter().find(|f| f.name() == "workqueue_adds_total").unwrap();
+    let adds = families
+        .iter()
+        .find(|f| f.name() == "workqueue_adds_total")
+        .unwrap();
     assert_eq!(adds.get_metric()[0].get_counter().get_value(), 2.0);
 }

@@ -66,7 +66,11 @@ fn stops_taking_pieces_once_cancelled() {
     )
     .unwrap();
     // each of the 2 workers may have started one piece while the flag was being set
-    assert!(ran.load(Ordering::SeqCst) <= 11, "ran {}", ran.load(Ordering::SeqCst));
+    assert!(
+        ran.load(Ordering::SeqCst) <= 11,
+        "ran {}",
+        ran.load(Ordering::SeqCst)
+    );
 
     let ran = AtomicUsize::new(0);
     parallelize_until(
@@ -79,7 +83,11 @@ fn stops_taking_pieces_once_cancelled() {
         Some(&cancelled),
     )
     .unwrap();
-    assert_eq!(ran.load(Ordering::SeqCst), 0, "already cancelled: nothing runs");
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        0,
+        "already cancelled: nothing runs"
+    );
 }
 
 #[test]

@@ -57,7 +57,11 @@ fn dirty_processing_rules_apply() {
     q.add_with_priority("y", 3);
     q.done(&x);
     assert_eq!(q.len(), 2);
-    assert_eq!(q.get_blocking(), Some("x"), "re-queued with the highest priority added");
+    assert_eq!(
+        q.get_blocking(),
+        Some("x"),
+        "re-queued with the highest priority added"
+    );
     assert_eq!(q.get_blocking(), Some("y"));
 }
 

@@ -223,7 +223,11 @@ fn queue_drainage_using_shut_down_with_drain_with_dirty_item() {
     while !q.shutting_down() {
         thread::yield_now();
     }
-    assert_eq!(q.get_blocking(), None, "dirty-while-processing is not queued");
+    assert_eq!(
+        q.get_blocking(),
+        None,
+        "dirty-while-processing is not queued"
+    );
     q.done(&gotten);
     let again = q.get_blocking().expect("done re-queued the dirty item");
     q.done(&again);

@@ -25,7 +25,8 @@ pub struct BucketRateLimiter {
     clock: ReservingClock,
 }
 
-type Gcra = governor::RateLimiter<NotKeyed, InMemoryState, ReservingClock, NoOpMiddleware<Duration>>;
+type Gcra =
+    governor::RateLimiter<NotKeyed, InMemoryState, ReservingClock, NoOpMiddleware<Duration>>;
 
 /// tokio time since the limiter was built, plus a look-ahead used to reserve a future token.
 #[derive(Clone)]
@@ -61,7 +62,10 @@ impl BucketRateLimiter {
             ahead_nanos: Arc::new(AtomicU64::new(0)),
         };
         BucketRateLimiter {
-            limiter: Mutex::new(governor::RateLimiter::direct_with_clock(quota, clock.clone())),
+            limiter: Mutex::new(governor::RateLimiter::direct_with_clock(
+                quota,
+                clock.clone(),
+            )),
             clock,
         }
     }

@@ -99,3 +99,25 @@ impl<T: Hash + Eq + Clone> Failures<T> {
         self.len.load(Ordering::Acquire)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evicts_least_recently_failed_and_keeps_indexes_in_step() {
+        let f = Failures::new(2);
+        assert_eq!(f.record(&1), 0);
+        assert_eq!(f.record(&2), 0);
+        assert_eq!(f.record(&1), 1); // 2 is now the least recently failed
+        assert_eq!(f.record(&3), 0); // evicts 2
+        assert_eq!((f.count(&1), f.count(&2), f.count(&3)), (2, 0, 1));
+        let t = f.inner.lock();
+        assert_eq!(t.counts.len(), t.by_age.len());
+        drop(t);
+        f.forget(&1);
+        f.forget(&3);
+        assert_eq!(f.tracked(), 0);
+        assert!(f.inner.lock().by_age.is_empty());
+    }
+}

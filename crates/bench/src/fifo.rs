@@ -1,0 +1,117 @@
+//! The `fifo` scenario (BENCHMARKS.md): a DeltaFIFO whose known objects are an indexer (Replaced
+//! deltas on), fed by one producer — `add` for all n ConfigMaps (gen 0), then `updates` updates
+//! cycling over them (object j % n, gen 1 + j / n) — and drained by one consumer that applies
+//! every delta to the indexer (update if the key exists, else add) as an informer does. The run
+//! ends when the queue is empty; then the FIFO is closed. Objects are built before the clock.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcache_core::KnownObjects;
+use kcache_delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType};
+use kcache_store::{Indexer, Indexers};
+use serde_json::json;
+
+/// Flags, as cgbench's.
+#[derive(clap::Args)]
+pub struct Args {
+    /// How many objects.
+    #[arg(long, default_value_t = 100_000)]
+    objects: usize,
+    /// Updates after the adds, cycling over the objects.
+    #[arg(long, default_value_t = 1_000_000)]
+    updates: usize,
+}
+
+fn config_map(i: usize, gen: usize, n: usize) -> Arc<ConfigMap> {
+    Arc::new(ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(format!("cm-{i}")),
+            namespace: Some(format!("ns-{}", i % 100)),
+            resource_version: Some((gen * n + i).to_string()),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([("k".to_string(), "v".to_string())])),
+        ..Default::default()
+    })
+}
+
+/// Applies one popped entry to the cache as an informer does; returns how many deltas it held.
+fn apply(indexer: &Indexer<ConfigMap>, key: &str, deltas: &[kcache_delta_fifo::Delta<ConfigMap>]) {
+    for d in deltas {
+        match (d.type_, &d.object) {
+            (DeltaType::Deleted, _) => {
+                indexer.delete_by_key(key);
+            }
+            (_, DeltaObject::Object(o)) => {
+                let r = if indexer.get_by_key(key).is_some() {
+                    indexer.update(o.clone())
+                } else {
+                    indexer.add(o.clone())
+                };
+                r.expect("indexer write");
+            }
+            (_, DeltaObject::Tombstone(_)) => {}
+        }
+    }
+}
+
+pub fn run(args: Args) {
+    let (n, updates) = (args.objects, args.updates);
+    let indexer = Arc::new(Indexer::new(Indexers::new().with_namespace_index()));
+    let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
+        known_objects: Some(indexer.clone() as Arc<dyn KnownObjects<ConfigMap>>),
+        emit_delta_type_replaced: true,
+        ..Default::default()
+    }));
+    let objs: Vec<Arc<ConfigMap>> = (0..n)
+        .map(|i| config_map(i, 0, n))
+        .chain((0..updates).map(|j| config_map(j % n, 1 + j / n, n)))
+        .collect();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let applied = Arc::new(AtomicU64::new(0));
+
+    let start = Instant::now();
+    let consumer = {
+        let (fifo, indexer, applied) = (fifo.clone(), indexer.clone(), applied.clone());
+        runtime.spawn(async move {
+            while let Ok(popped) = fifo.pop_guard().await {
+                applied.fetch_add(popped.deltas().len() as u64, Ordering::Relaxed);
+                apply(&indexer, popped.key().as_str(), popped.deltas());
+            }
+        })
+    };
+    let mut objs = objs.into_iter();
+    for o in objs.by_ref().take(n) {
+        fifo.add(o).expect("add");
+    }
+    for o in objs {
+        fifo.update(o).expect("update");
+    }
+    while !(fifo.has_synced() && fifo.is_empty()) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    fifo.close();
+    runtime.block_on(consumer).expect("consumer task");
+    let seconds = start.elapsed().as_secs_f64();
+
+    crate::report::emit(
+        "fifo",
+        json!({
+            "objects": n,
+            "updates": updates,
+            "deltas_applied": applied.load(Ordering::Relaxed),
+            "cached": indexer.len(),
+            "seconds": seconds,
+            "ops_per_sec": (n + updates) as f64 / seconds,
+        }),
+    );
+}

@@ -1,0 +1,31 @@
+//! The one JSON line every scenario prints, with the same fields as cgbench's `emit`.
+
+use serde_json::{Map, Value};
+
+/// Peak resident set size (VmHWM) of this process, in bytes; 0 where /proc is unavailable.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Prints `fields` plus `impl`, `scenario` and `peak_rss_bytes` as one JSON line.
+pub fn emit(scenario: &str, fields: Value) {
+    let mut line = match fields {
+        Value::Object(map) => map,
+        other => Map::from_iter([("value".to_string(), other)]),
+    };
+    line.insert(
+        "impl".into(),
+        format!("kcache-{}", env!("CARGO_PKG_VERSION")).into(),
+    );
+    line.insert("scenario".into(), scenario.into());
+    line.insert("peak_rss_bytes".into(), peak_rss_bytes().into());
+    println!("{}", Value::Object(line));
+}
