@@ -1,3 +1,29 @@
-//! kcache-testserver (work in progress).
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+mod auth;
+mod client;
+mod cluster;
+mod config;
+mod error;
+mod faults;
+mod handlers;
+mod kubeconfig;
+mod meta;
+mod query;
+mod resources;
+mod responses;
+mod router;
+mod server;
+mod state;
+mod storage;
+mod tls;
+mod validation;
+
+pub use client::{RawClient, RawResponse, WatchReader};
+pub use cluster::{TestCluster, KUBECONFIG_ENV};
+pub use config::ServerConfig;
+pub use error::Error;
+pub use faults::{Failure, RequestMatch, Verb};
+pub use server::TestServer;

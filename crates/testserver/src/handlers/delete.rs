@@ -1,0 +1,138 @@
+//! DELETE of one object (finalizers hold it with a deletionTimestamp) and of a collection.
+
+use http::StatusCode;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::Target;
+use crate::meta::now_rfc3339;
+use crate::query::Query;
+use crate::responses::{json_response, json_value, ApiError, ApiResult};
+use crate::state::ServerState;
+use crate::storage::{CommitError, Expect, ListAt};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Preconditions {
+    uid: Option<String>,
+    resource_version: Option<String>,
+}
+
+/// The parts of `DeleteOptions` the server honours.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DeleteOptions {
+    preconditions: Option<Preconditions>,
+    propagation_policy: Option<String>,
+    orphan_dependents: Option<bool>,
+}
+
+/// DELETE of one object.
+pub(crate) fn delete(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
+    let opts: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
+        DeleteOptions::default()
+    } else {
+        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+    };
+    let name = t.name.clone().unwrap_or_default();
+    let body = delete_one(state, t, &name, &opts)?;
+    Ok(json_response(StatusCode::OK, serde_json::to_vec(&body).expect("a JSON value always serializes")))
+}
+
+/// Finalizers the real server adds for a propagation policy (no garbage collector runs here,
+/// nor in envtest, so such objects stay until a client removes the finalizer).
+fn gc_finalizer(opts: &DeleteOptions) -> Option<&'static str> {
+    match opts.propagation_policy.as_deref() {
+        Some("Foreground") => Some("foregroundDeletion"),
+        Some("Orphan") => Some("orphan"),
+        _ if opts.orphan_dependents == Some(true) => Some("orphan"),
+        _ => None,
+    }
+}
+
+fn delete_one(state: &ServerState, t: &Target, name: &str, opts: &DeleteOptions) -> Result<Value, ApiError> {
+    let res = &t.res;
+    let key = crate::storage::object_key(t.namespace.as_deref().filter(|_| res.api.namespaced), name);
+    loop {
+        let current = state.storage.get(res, &key).ok_or_else(|| ApiError::not_found(res, name))?;
+        let mut cur = current.value();
+        if let Some(p) = &opts.preconditions {
+            let uid = cur["metadata"]["uid"].as_str().unwrap_or_default();
+            if let Some(want) = p.uid.as_deref().filter(|u| *u != uid) {
+                let why = format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}");
+                return Err(ApiError::conflict(res, name, &why));
+            }
+            if let Some(want) = p.resource_version.as_deref().filter(|rv| *rv != current.rv.to_string()) {
+                let why = format!(
+                    "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
+                    current.rv
+                );
+                return Err(ApiError::conflict(res, name, &why));
+            }
+        }
+        let mut finalizers: Vec<Value> = cur["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
+        if let Some(f) = gc_finalizer(opts).filter(|f| !finalizers.iter().any(|x| x == f)) {
+            finalizers.push(json!(f));
+        }
+        if !finalizers.is_empty() {
+            if cur["metadata"]["deletionTimestamp"].is_string() {
+                return Ok(cur);
+            }
+            cur["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
+            cur["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            cur["metadata"]["finalizers"] = Value::Array(finalizers);
+            match state.storage.put(res, &key, Expect::Rv(current.rv), cur) {
+                Ok(s) => return Ok(s.value()),
+                Err(CommitError::Conflict) => continue,
+                Err(_) => return Err(ApiError::not_found(res, name)),
+            }
+        }
+        let gone = match state.storage.delete(res, &key, Expect::Rv(current.rv), None) {
+            Ok(g) => g,
+            Err(CommitError::Conflict) => continue,
+            Err(_) => return Err(ApiError::not_found(res, name)),
+        };
+        match (res.api.group.as_str(), res.api.plural.as_str()) {
+            ("", "namespaces") => state.storage.delete_namespace_contents(name),
+            ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                for id in state.resources.remove_crd(&cur) {
+                    state.storage.drop_collection(&id);
+                }
+            }
+            _ => {}
+        }
+        // Like the real registry: most built-ins answer a Status, pods and custom resources
+        // (and namespaces) the deleted object.
+        let returns_object = matches!(res.api.plural.as_str(), "pods" | "namespaces") || !res.builtin;
+        if returns_object {
+            return Ok(gone.value());
+        }
+        return Ok(json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": {"name": name, "group": res.api.group, "kind": res.api.plural,
+                        "uid": cur["metadata"]["uid"]},
+        }));
+    }
+}
+
+/// DELETE of a collection: every object matching the selectors, one by one.
+pub(crate) fn delete_collection(state: &ServerState, t: &Target, q: &Query) -> ApiResult {
+    let filter = t.filter(q)?;
+    let page = state
+        .storage
+        .list(&t.res, ListAt::Current, &filter, None, None)
+        .map_err(|_| ApiError::bad_request("cannot list the collection"))?;
+    let opts = DeleteOptions::default();
+    let mut items = Vec::new();
+    for obj in &page.items {
+        let target = Target { namespace: obj.namespace.clone(), ..t.clone() };
+        match delete_one(state, &target, &obj.name, &opts) {
+            Ok(v) => items.push(v),
+            Err(e) if e.status.is_not_found() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let body = json!({"kind": t.res.list_kind(), "apiVersion": t.res.api.api_version(),
+                      "metadata": {"resourceVersion": state.storage.current_rev().to_string()}, "items": items});
+    Ok(json_value(StatusCode::OK, &body))
+}

@@ -1,0 +1,96 @@
+//! Discovery documents (`/api`, `/apis`, resource lists) and `/version`, enough for kubectl.
+
+use std::collections::BTreeMap;
+
+use http::StatusCode;
+use serde_json::{json, Value};
+
+use crate::resources::ResourceInfo;
+use crate::responses::{json_value, ApiError, ApiResult};
+use crate::state::ServerState;
+
+/// The version this server claims.
+pub(crate) const GIT_VERSION: &str = "v1.30.0-kcache";
+
+/// `/version`.
+pub(crate) fn version() -> ApiResult {
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"major": "1", "minor": "30", "gitVersion": GIT_VERSION, "gitCommit": "0000000000000000000000000000000000000000",
+                "gitTreeState": "clean", "buildDate": "2024-01-01T00:00:00Z", "goVersion": "rust",
+                "compiler": "rustc", "platform": "linux/amd64"}),
+    ))
+}
+
+/// `/api`.
+pub(crate) fn core_versions(state: &ServerState) -> ApiResult {
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"kind": "APIVersions", "versions": ["v1"],
+                "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": state.address}]}),
+    ))
+}
+
+/// Served versions of each non-core group, in table order.
+fn groups(state: &ServerState) -> BTreeMap<String, Vec<String>> {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in state.resources.all().iter().filter(|r| !r.api.group.is_empty()) {
+        let versions = groups.entry(r.api.group.clone()).or_default();
+        if !versions.contains(&r.api.version) {
+            versions.push(r.api.version.clone());
+        }
+    }
+    groups
+}
+
+fn group_doc(name: &str, versions: &[String]) -> Value {
+    let vs: Vec<Value> =
+        versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect();
+    json!({"name": name, "versions": vs, "preferredVersion": vs[0]})
+}
+
+/// `/apis`.
+pub(crate) fn group_list(state: &ServerState) -> ApiResult {
+    let groups: Vec<Value> = groups(state).iter().map(|(g, v)| group_doc(g, v)).collect();
+    Ok(json_value(StatusCode::OK, &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})))
+}
+
+/// `/apis/{group}`.
+pub(crate) fn group(state: &ServerState, group: &str) -> ApiResult {
+    let groups = groups(state);
+    let versions = groups.get(group).ok_or_else(ApiError::no_route)?;
+    let mut doc = group_doc(group, versions);
+    doc["kind"] = json!("APIGroup");
+    doc["apiVersion"] = json!("v1");
+    Ok(json_value(StatusCode::OK, &doc))
+}
+
+fn resource_doc(r: &ResourceInfo) -> Vec<Value> {
+    let verbs = json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]);
+    let mut docs = vec![json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
+        "kind": r.api.kind, "verbs": verbs, "shortNames": r.short_names})];
+    if r.has_status {
+        docs.push(json!({"name": format!("{}/status", r.api.plural), "singularName": "", "namespaced": r.api.namespaced,
+            "kind": r.api.kind, "verbs": ["get", "patch", "update"]}));
+    }
+    docs
+}
+
+/// `/api/v1` and `/apis/{group}/{version}`.
+pub(crate) fn resource_list(state: &ServerState, group: &str, version: &str) -> ApiResult {
+    let resources: Vec<Value> = state
+        .resources
+        .all()
+        .iter()
+        .filter(|r| r.api.group == group && r.api.version == version)
+        .flat_map(|r| resource_doc(r))
+        .collect();
+    if resources.is_empty() {
+        return Err(ApiError::no_route());
+    }
+    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    ))
+}

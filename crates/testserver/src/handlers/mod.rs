@@ -1,0 +1,94 @@
+//! Request handlers, one file per verb family.
+
+mod delete;
+pub(crate) mod discovery;
+mod patch;
+mod read;
+mod strategic;
+mod watch;
+mod write;
+
+use std::sync::Arc;
+
+pub(crate) use write::create_stored;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method};
+use kcache_core::selector::{FieldSelector, LabelSelector};
+
+use crate::faults::Verb;
+use crate::query::Query;
+use crate::resources::ResourceInfo;
+use crate::responses::{ApiError, ApiResult};
+use crate::state::ServerState;
+use crate::storage::{object_key, Filter};
+
+/// The resource, namespace, name and subresource a request addresses.
+#[derive(Debug, Clone)]
+pub(crate) struct Target {
+    pub res: Arc<ResourceInfo>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+    pub subresource: Option<String>,
+}
+
+impl Target {
+    /// The storage key of the named object.
+    pub(crate) fn key(&self) -> String {
+        object_key(self.namespace.as_deref(), self.name.as_deref().unwrap_or_default())
+    }
+
+    /// The verb, as faults and logs name it.
+    pub(crate) fn verb(&self, method: &Method, query: &Query) -> Option<Verb> {
+        let named = self.name.is_some();
+        Some(match *method {
+            Method::GET if named => Verb::Get,
+            Method::GET if query.flag("watch") => Verb::Watch,
+            Method::GET => Verb::List,
+            Method::POST => Verb::Create,
+            Method::PUT => Verb::Update,
+            Method::PATCH => Verb::Patch,
+            Method::DELETE if named => Verb::Delete,
+            Method::DELETE => Verb::DeleteCollection,
+            _ => return None,
+        })
+    }
+
+    /// The list/watch predicate from the URL and the selector parameters.
+    pub(crate) fn filter(&self, query: &Query) -> Result<Filter, ApiError> {
+        let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))
+            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
+        let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        if let Some(r) = fields.requirements().iter().find(|r| !self.res.supports_field(&r.field)) {
+            return Err(ApiError::bad_request(format!("field label not supported: {}", r.field)));
+        }
+        Ok(Filter { namespace: self.namespace.clone(), labels, fields })
+    }
+}
+
+/// Runs the handler for `method` on `target`.
+pub(crate) async fn dispatch(
+    state: &Arc<ServerState>,
+    method: &Method,
+    target: Target,
+    query: &Query,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> ApiResult {
+    let sub = target.subresource.as_deref();
+    if sub.is_some_and(|s| s != "status" || !target.res.has_status) {
+        return Err(ApiError::no_route());
+    }
+    match target.verb(method, query) {
+        Some(Verb::Get) => read::get(state, &target),
+        Some(Verb::List) if sub.is_none() => read::list(state, &target, query).await,
+        Some(Verb::Watch) if sub.is_none() => watch::watch(state, &target, query),
+        Some(Verb::Create) if sub.is_none() => write::create(state, &target, &body),
+        Some(Verb::Update) => write::update(state, &target, &body),
+        Some(Verb::Patch) => patch::patch(state, &target, query, headers, &body),
+        Some(Verb::Delete) if sub.is_none() => delete::delete(state, &target, &body),
+        Some(Verb::DeleteCollection) if sub.is_none() => delete::delete_collection(state, &target, query),
+        _ => Err(ApiError::method_not_allowed()),
+    }
+}

@@ -1,0 +1,128 @@
+//! GET of one object and of collections (list), with the real server's resourceVersion rules.
+
+use std::sync::Arc;
+
+use bytes::{BufMut, BytesMut};
+use http::StatusCode;
+use kcache_core::{Status, StatusCause, StatusDetails};
+
+use super::Target;
+use crate::query::Query;
+use crate::responses::{json_response, ApiError, ApiResult};
+use crate::state::ServerState;
+use crate::storage::{Continue, ListAt, ListError, Page};
+
+const EXPIRED_LIST: &str = "The resourceVersion for the provided list is too old.";
+const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/// GET of one object.
+pub(crate) fn get(state: &ServerState, t: &Target) -> ApiResult {
+    let name = t.name.as_deref().unwrap_or_default();
+    let obj = state.storage.get(&t.res, &t.key()).ok_or_else(|| ApiError::not_found(&t.res, name))?;
+    Ok(json_response(StatusCode::OK, obj.json.clone()))
+}
+
+/// Parses a resourceVersion parameter (400 on a non-number, as the real server).
+pub(crate) fn parse_rv(s: &str) -> Result<u64, ApiError> {
+    s.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: strconv.ParseUint: parsing {s:?}: invalid syntax")))
+}
+
+fn list_options_invalid(field: &str, message: &str) -> ApiError {
+    let mut s = Status::failure(422, "Invalid", format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: {message}"));
+    s.details = Some(StatusDetails {
+        group: "meta.k8s.io".into(),
+        kind: "ListOptions".into(),
+        causes: vec![StatusCause { type_: "FieldValueForbidden".into(), message: message.into(), field: field.into() }],
+        ..StatusDetails::default()
+    });
+    s.into()
+}
+
+/// GET of a collection.
+pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResult {
+    let filter = t.filter(q)?;
+    let mut limit = match q.get("limit") {
+        Some(l) => Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?),
+        None => None,
+    }
+    .filter(|l| *l > 0)
+    .map(|l| l as usize);
+    let rv = q.get("resourceVersion");
+    let rv_match = q.get("resourceVersionMatch");
+    if rv_match.is_some() && rv.is_none() {
+        return Err(list_options_invalid("resourceVersionMatch", "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"));
+    }
+    if let Some(m) = rv_match.filter(|m| !matches!(*m, "NotOlderThan" | "Exact")) {
+        return Err(list_options_invalid("resourceVersionMatch", &format!("Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\"")));
+    }
+    let (at, after, continuing) = if let Some(token) = q.get("continue") {
+        if rv.is_some_and(|r| r != "0") {
+            return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+        }
+        let c = Continue::decode(token).map_err(ApiError::bad_request)?;
+        (c.rv.map_or(ListAt::Current, ListAt::Exact), Some(c.after), true)
+    } else {
+        let at = match rv {
+            None => ListAt::Current,
+            Some("0") => {
+                if rv_match == Some("Exact") {
+                    return Err(list_options_invalid("resourceVersionMatch", "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+                }
+                // Served from the watch cache, which ignores paging (as the real server does).
+                limit = None;
+                ListAt::Current
+            }
+            Some(n) => {
+                let n = parse_rv(n)?;
+                // Exact when asked, and (legacy rule) when paging with a resourceVersion.
+                if rv_match == Some("Exact") || (rv_match.is_none() && limit.is_some()) {
+                    ListAt::Exact(n)
+                } else {
+                    if !state.storage.wait_for_rev(n, state.config.too_large_rv_wait).await {
+                        return Err(ApiError::too_large_rv(n, state.storage.current_rev()));
+                    }
+                    ListAt::Current
+                }
+            }
+        };
+        (at, None, false)
+    };
+    let page = match state.storage.list(&t.res, at, &filter, after.as_deref(), limit) {
+        Ok(p) => p,
+        Err(ListError::TooOld) if continuing => {
+            let mut e = ApiError::expired(INCONSISTENT_CONTINUE);
+            e.continue_token = Some(Continue { rv: None, after: after.unwrap_or_default() }.encode());
+            return Err(e);
+        }
+        Err(ListError::TooOld) => return Err(ApiError::expired(EXPIRED_LIST)),
+        Err(ListError::TooLarge { requested, current }) => {
+            return Err(ApiError::too_large_rv(requested, current))
+        }
+    };
+    Ok(json_response(StatusCode::OK, list_body(t, &page)))
+}
+
+/// Serializes a page outside any lock: the stored JSON of each item is copied as is.
+fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
+    let size: usize = page.items.iter().map(|o| o.json.len() + 1).sum();
+    let mut b = BytesMut::with_capacity(size + 256);
+    let mut meta = serde_json::json!({"resourceVersion": page.rv.to_string()});
+    if let Some(after) = &page.next_after {
+        meta["continue"] = Continue { rv: Some(page.rv), after: after.clone() }.encode().into();
+    }
+    if let Some(n) = page.remaining {
+        meta["remainingItemCount"] = n.into();
+    }
+    let head = serde_json::json!({"kind": t.res.list_kind(), "apiVersion": t.res.api.api_version(), "metadata": meta});
+    let head = serde_json::to_vec(&head).expect("a JSON value always serializes");
+    b.put_slice(&head[..head.len() - 1]);
+    b.put_slice(b",\"items\":[");
+    for (i, o) in page.items.iter().enumerate() {
+        if i > 0 {
+            b.put_u8(b',');
+        }
+        b.put_slice(&o.json);
+    }
+    b.put_slice(b"]}");
+    b.freeze()
+}

@@ -1,0 +1,318 @@
+//! POST (create) and PUT (update, and update of `/status`), with metadata managed like the real
+//! server: uid, creationTimestamp, generation, generateName, finalizer-held deletion.
+
+use std::sync::Arc;
+
+use http::StatusCode;
+use kcache_core::{Status, StatusCause};
+use serde_json::{json, Value};
+
+use super::Target;
+use crate::meta::{name_suffix, new_uid, now_rfc3339};
+use crate::resources::ResourceInfo;
+use crate::responses::{json_response, ApiError, ApiResult};
+use crate::state::ServerState;
+use crate::storage::{object_key, CommitError, Expect, Stored};
+use crate::validation::validate;
+
+/// Metadata the server owns: copied from the stored object on every update.
+const IMMUTABLE_META: [&str; 7] = [
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "namespace",
+    "name",
+    "generation",
+];
+
+/// Parses a request body as a JSON object (400 otherwise).
+pub(crate) fn parse_object(body: &[u8]) -> Result<Value, ApiError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("the body of the request is not valid JSON: {e}")))?;
+    if !v.is_object() {
+        return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+    }
+    Ok(v)
+}
+
+/// Checks `kind`/`apiVersion` against the URL's resource (filling them when absent) and the
+/// namespace against the URL's.
+fn check_identity(t: &Target, obj: &mut Value) -> Result<(), ApiError> {
+    let res = &t.res;
+    match obj["kind"].as_str() {
+        None | Some("") => obj["kind"] = json!(res.api.kind),
+        Some(k) if k != res.api.kind => {
+            return Err(ApiError::bad_request(format!(
+                "{k} in version {:?} cannot be handled as a {}: the object provided is unrecognized (must be of type {})",
+                res.api.version, res.api.kind, res.api.kind
+            )))
+        }
+        Some(_) => {}
+    }
+    match obj["apiVersion"].as_str() {
+        None | Some("") => obj["apiVersion"] = json!(res.api.api_version()),
+        Some(v) if v != res.api.api_version() => {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({v}) does not match the expected API version ({})",
+                res.api.api_version()
+            )))
+        }
+        Some(_) => {}
+    }
+    if !obj["metadata"].is_object() {
+        obj["metadata"] = json!({});
+    }
+    let meta = &mut obj["metadata"];
+    if res.api.namespaced {
+        let url_ns = t.namespace.as_deref().unwrap_or_default();
+        match meta["namespace"].as_str() {
+            None | Some("") => meta["namespace"] = json!(url_ns),
+            Some(ns) if ns != url_ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ))
+            }
+            Some(_) => {}
+        }
+    } else if let Some(m) = meta.as_object_mut() {
+        m.remove("namespace");
+    }
+    Ok(())
+}
+
+/// 404 unless the request's namespace exists.
+pub(crate) fn require_namespace(state: &ServerState, t: &Target) -> Result<(), ApiError> {
+    let Some(ns) = t.namespace.as_deref().filter(|_| t.res.api.namespaced) else {
+        return Ok(());
+    };
+    let namespaces = state.resources.get("", "v1", "namespaces").expect("namespaces is built in");
+    if state.storage.get(&namespaces, ns).is_none() {
+        return Err(ApiError::not_found(&namespaces, ns));
+    }
+    Ok(())
+}
+
+fn invalid_or_ok(res: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
+    let causes = validate(res, obj);
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(res, obj["metadata"]["name"].as_str().unwrap_or_default(), causes))
+    }
+}
+
+/// What the server sets on a new object's status, per resource.
+fn initial_status(res: &ResourceInfo, obj: &mut Value) {
+    let m = obj.as_object_mut().expect("checked to be an object");
+    match (res.api.group.as_str(), res.api.plural.as_str()) {
+        ("", "pods") => {
+            m.insert("status".into(), json!({"phase": "Pending"}));
+        }
+        ("", "namespaces") => {
+            m.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
+            m.insert("status".into(), json!({"phase": "Active"}));
+        }
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            let names = m.get("spec").map(|s| s["names"].clone()).unwrap_or_default();
+            let storage: Vec<Value> = m.get("spec").and_then(|s| s["versions"].as_array()).map_or_else(Vec::new, |vs| {
+                vs.iter().filter(|v| v["storage"].as_bool() == Some(true)).map(|v| v["name"].clone()).collect()
+            });
+            let now = now_rfc3339();
+            let cond = |t: &str, reason: &str| {
+                json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": ""})
+            };
+            m.insert(
+                "status".into(),
+                json!({"conditions": [cond("NamesAccepted", "NoConflicts"), cond("Established", "InitialNamesAccepted")],
+                       "acceptedNames": names, "storedVersions": storage}),
+            );
+        }
+        _ if res.has_status => {
+            m.remove("status");
+        }
+        _ => {}
+    }
+}
+
+/// Creates `obj` (already parsed) at `t`: the body of POST, of a server-side apply that finds
+/// nothing, and of [`crate::TestServer::create`].
+pub(crate) fn create_stored(state: &ServerState, t: &Target, mut obj: Value) -> Result<Arc<Stored>, ApiError> {
+    let res = &t.res;
+    check_identity(t, &mut obj)?;
+    require_namespace(state, t)?;
+    if obj["metadata"]["resourceVersion"].as_str().is_some_and(|rv| !rv.is_empty()) {
+        return Err(Status::failure(500, "InternalError", "resourceVersion should not be set on objects to be created").into());
+    }
+    let generate = obj["metadata"]["generateName"].as_str().filter(|g| !g.is_empty()).map(str::to_string);
+    let explicit_name = obj["metadata"]["name"].as_str().filter(|n| !n.is_empty()).map(str::to_string);
+    if let Some(name) = &explicit_name {
+        if t.name.as_deref().is_some_and(|url| url != name) {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({name}) does not match the name on the URL ({})",
+                t.name.as_deref().unwrap_or_default()
+            )));
+        }
+    }
+    {
+        let meta = obj["metadata"].as_object_mut().expect("check_identity made it an object");
+        meta.insert("uid".into(), json!(new_uid()));
+        meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
+        for f in ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "generation"] {
+            meta.remove(f);
+        }
+        if res.has_generation {
+            meta.insert("generation".into(), json!(1));
+        }
+    }
+    initial_status(res, &mut obj);
+    for _ in 0..8 {
+        let name = match (&explicit_name, &generate) {
+            (Some(n), _) => n.clone(),
+            (None, Some(prefix)) => format!("{prefix}{}", name_suffix()),
+            (None, None) => String::new(),
+        };
+        obj["metadata"]["name"] = json!(name);
+        invalid_or_ok(res, &obj)?;
+        let key = object_key(t.namespace.as_deref().filter(|_| res.api.namespaced), &name);
+        match state.storage.put(res, &key, Expect::Absent, obj.clone()) {
+            Ok(stored) => {
+                if res.api.plural == "customresourcedefinitions" {
+                    state.resources.add_crd(&obj);
+                }
+                return Ok(stored);
+            }
+            Err(CommitError::AlreadyExists) if explicit_name.is_none() => continue,
+            Err(_) => return Err(ApiError::already_exists(res, &name)),
+        }
+    }
+    Err(Status::failure(500, "InternalError", "could not generate a unique name").into())
+}
+
+/// POST.
+pub(crate) fn create(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
+    if t.res.api.namespaced && t.namespace.is_none() {
+        return Err(ApiError::method_not_allowed());
+    }
+    create_stored(state, t, parse_object(body)?).map(|s| json_response(StatusCode::CREATED, s.json.clone()))
+}
+
+/// PUT of an object or its `/status`.
+pub(crate) fn update(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
+    let mut incoming = parse_object(body)?;
+    check_identity(t, &mut incoming)?;
+    let url_name = t.name.as_deref().unwrap_or_default();
+    match incoming["metadata"]["name"].as_str() {
+        Some(n) if n != url_name => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({n}) does not match the name on the URL ({url_name})"
+            )))
+        }
+        _ => incoming["metadata"]["name"] = json!(url_name),
+    }
+    let has_rv = incoming["metadata"]["resourceVersion"].as_str().is_some_and(|s| !s.is_empty());
+    if !has_rv && !t.res.builtin {
+        let cause = StatusCause {
+            type_: "FieldValueInvalid".into(),
+            message: "Invalid value: 0x0: must be specified for an update".into(),
+            field: "metadata.resourceVersion".into(),
+        };
+        return Err(ApiError::invalid(&t.res, url_name, vec![cause]));
+    }
+    update_with(state, t, |_| Ok((incoming.clone(), has_rv)))
+}
+
+/// The update loop shared by PUT and PATCH: `make` turns the current object into the requested
+/// one (and says whether its resourceVersion is the client's precondition); unconditional
+/// writes retry on a concurrent change, conditional ones answer 409.
+pub(crate) fn update_with(
+    state: &ServerState,
+    t: &Target,
+    mut make: impl FnMut(&Value) -> Result<(Value, bool), ApiError>,
+) -> ApiResult {
+    let res = &t.res;
+    let name = t.name.as_deref().unwrap_or_default();
+    let key = t.key();
+    let status_only = t.subresource.as_deref() == Some("status");
+    loop {
+        let current = state.storage.get(res, &key).ok_or_else(|| ApiError::not_found(res, name))?;
+        let cur = current.value();
+        let (incoming, explicit) = make(&cur)?;
+        if explicit {
+            let rv = incoming["metadata"]["resourceVersion"].as_str().unwrap_or_default();
+            if rv.parse::<u64>().ok() != Some(current.rv) {
+                if rv.parse::<u64>().is_err() {
+                    return Err(ApiError::bad_request(format!("invalid resource version: {rv:?}")));
+                }
+                return Err(ApiError::conflict(res, name, ApiError::MODIFIED));
+            }
+        }
+        let next = merge_update(res, status_only, &cur, incoming);
+        invalid_or_ok(res, &next)?;
+        if next == cur {
+            return Ok(json_response(StatusCode::OK, current.json.clone()));
+        }
+        let deleting = next["metadata"]["deletionTimestamp"].is_string();
+        let no_finalizers = next["metadata"]["finalizers"].as_array().is_none_or(|f| f.is_empty());
+        let result = if deleting && no_finalizers {
+            state.storage.delete(res, &key, Expect::Rv(current.rv), Some(next))
+        } else {
+            state.storage.put(res, &key, Expect::Rv(current.rv), next)
+        };
+        match result {
+            Ok(stored) => return Ok(json_response(StatusCode::OK, stored.json.clone())),
+            Err(CommitError::Conflict) if !explicit => continue,
+            Err(CommitError::Conflict) => return Err(ApiError::conflict(res, name, ApiError::MODIFIED)),
+            Err(_) => return Err(ApiError::not_found(res, name)),
+        }
+    }
+}
+
+/// The object an update stores: server-owned metadata from `cur`; status from `cur` unless this
+/// is a status update, and everything else from `cur` if it is; generation bumped when anything
+/// outside metadata and status changed.
+fn merge_update(res: &ResourceInfo, status_only: bool, cur: &Value, incoming: Value) -> Value {
+    let mut next = if status_only {
+        let mut n = cur.clone();
+        set_or_remove(&mut n, "status", incoming.get("status"));
+        n
+    } else {
+        let mut n = incoming;
+        if res.has_status {
+            set_or_remove(&mut n, "status", cur.get("status"));
+        }
+        n
+    };
+    let meta = &mut next["metadata"];
+    for f in IMMUTABLE_META {
+        set_or_remove(meta, f, cur["metadata"].get(f));
+    }
+    meta["resourceVersion"] = cur["metadata"]["resourceVersion"].clone();
+    if res.has_generation && !status_only && without_meta_status(&next) != without_meta_status(cur) {
+        let g = cur["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
+        next["metadata"]["generation"] = json!(g);
+    }
+    next
+}
+
+fn set_or_remove(obj: &mut Value, field: &str, value: Option<&Value>) {
+    if let Some(m) = obj.as_object_mut() {
+        match value {
+            Some(v) => {
+                m.insert(field.into(), v.clone());
+            }
+            None => {
+                m.remove(field);
+            }
+        }
+    }
+}
+
+fn without_meta_status(v: &Value) -> Value {
+    let mut v = v.clone();
+    if let Some(m) = v.as_object_mut() {
+        m.remove("metadata");
+        m.remove("status");
+    }
+    v
+}

@@ -1,0 +1,129 @@
+//! Routing one request: health, authentication, injected faults, body limit, then discovery or
+//! a resource handler. Every error becomes a `Status` response; nothing here panics on input.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Limited};
+
+use crate::auth;
+use crate::faults::RequestInfo;
+use crate::handlers::{discovery, dispatch, Target};
+use crate::query::Query;
+use crate::responses::{json_response, ApiError, ApiResult, Body};
+use crate::state::ServerState;
+
+/// What a path addresses.
+enum Route {
+    Version,
+    CoreVersions,
+    Groups,
+    Group(String),
+    Resources(String, String),
+    Resource(Target),
+}
+
+fn parse_path(state: &ServerState, path: &str) -> Result<Route, ApiError> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["version"] => return Ok(Route::Version),
+        ["api"] => return Ok(Route::CoreVersions),
+        ["apis"] => return Ok(Route::Groups),
+        ["apis", g] => return Ok(Route::Group(g.to_string())),
+        ["api", v] => return Ok(Route::Resources(String::new(), v.to_string())),
+        ["apis", g, v] => return Ok(Route::Resources(g.to_string(), v.to_string())),
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Err(ApiError::no_route()),
+    };
+    let table = &state.resources;
+    let namespaced = match rest {
+        ["namespaces", ns, plural, tail @ ..] if tail.len() <= 2 => table
+            .get(group, version, plural)
+            .filter(|r| r.api.namespaced)
+            .map(|res| (res, ns, tail)),
+        _ => None,
+    };
+    let (res, namespace, tail) = match namespaced {
+        Some((res, ns, tail)) => (res, Some(ns.to_string()), tail),
+        None => {
+            let [plural, tail @ ..] = rest else { return Err(ApiError::no_route()) };
+            let res = table.get(group, version, plural).ok_or_else(ApiError::no_route)?;
+            if res.api.namespaced && !tail.is_empty() || tail.len() > 2 {
+                return Err(ApiError::no_route());
+            }
+            (res, None, tail)
+        }
+    };
+    if tail.iter().any(|s| s.is_empty()) || namespace.as_deref() == Some("") {
+        return Err(ApiError::no_route());
+    }
+    Ok(Route::Resource(Target {
+        res,
+        namespace,
+        name: tail.first().map(|s| s.to_string()),
+        subresource: tail.get(1).map(|s| s.to_string()),
+    }))
+}
+
+/// Answers one request.
+pub(crate) async fn handle<B>(state: Arc<ServerState>, req: Request<B>) -> Response<Body>
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    route(&state, req).await.unwrap_or_else(ApiError::into_response)
+}
+
+async fn route<B>(state: &Arc<ServerState>, req: Request<B>) -> ApiResult
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path().to_string();
+    if matches!(path.as_str(), "/healthz" | "/readyz" | "/livez") {
+        return Ok(json_response(StatusCode::OK, "ok"));
+    }
+    if path != "/version" {
+        auth::check(state.config.token.as_deref(), &parts.headers)?;
+    }
+    let query = Query::parse(parts.uri.query());
+    let route = parse_path(state, &path)?;
+    let info = RequestInfo {
+        verb: match &route {
+            Route::Resource(t) => t.verb(&parts.method, &query),
+            _ => None,
+        },
+        resource: match &route {
+            Route::Resource(t) => Some(t.res.api.plural.clone()),
+            _ => None,
+        },
+        path: path.clone(),
+    };
+    let delay = state.faults.delay_for(&info);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    if let Some(err) = state.faults.take_failure(&info, state.storage.current_rev()) {
+        return Err(err);
+    }
+    let limit = state.config.max_body_bytes;
+    let body = match Limited::new(body, limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            return Err(ApiError::too_large_body(limit))
+        }
+        Err(e) => return Err(ApiError::bad_request(format!("cannot read the request body: {e}"))),
+    };
+    match route {
+        Route::Resource(t) => dispatch(state, &parts.method, t, &query, &parts.headers, body).await,
+        _ if parts.method != Method::GET => Err(ApiError::method_not_allowed()),
+        Route::Version => discovery::version(),
+        Route::CoreVersions => discovery::core_versions(state),
+        Route::Groups => discovery::group_list(state),
+        Route::Group(g) => discovery::group(state, &g),
+        Route::Resources(g, v) => discovery::resource_list(state, &g, &v),
+    }
+}

@@ -1,0 +1,285 @@
+//! The listener: loopback TCP, optional TLS, HTTP/1.1 and HTTP/2 (ALPN, or h2c prior
+//! knowledge) via hyper-util's auto builder; plus the in-process handle tests drive it with.
+
+use std::convert::Infallible;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use kcache_core::{ApiResource, Status};
+use parking_lot::Mutex;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+
+use crate::config::ServerConfig;
+use crate::faults::{Failure, RequestMatch, WatchControl};
+use crate::handlers::{create_stored, Target};
+use crate::state::ServerState;
+use crate::{kubeconfig, router, tls, Error};
+
+/// One generation of the listener: its stop signal and accept task.
+struct Listening {
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+/// An embedded Kubernetes API server on a loopback port, and the handle to inject faults.
+///
+/// Data lives in memory; [`TestServer::restart`] keeps it. Dropping the handle stops the
+/// server and closes every connection.
+pub struct TestServer {
+    state: Arc<ServerState>,
+    addr: SocketAddr,
+    tls: Option<TlsAcceptor>,
+    ca_pem: Option<String>,
+    listening: Mutex<Option<Listening>>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer").field("addr", &self.addr).field("tls", &self.tls.is_some()).finish()
+    }
+}
+
+impl TestServer {
+    /// Starts a server with `config` and the default namespaces (`default`, `kube-system`,
+    /// `kube-public`, `kube-node-lease`).
+    pub async fn start(config: ServerConfig) -> Result<TestServer, Error> {
+        let want = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
+        let listener = TcpListener::bind(want).await.map_err(|source| Error::Bind { addr: want, source })?;
+        let addr = listener.local_addr().map_err(|source| Error::Bind { addr: want, source })?;
+        let (tls, ca_pem) = if config.tls {
+            let certs = tls::generate()?;
+            (Some(TlsAcceptor::from(certs.server)), Some(certs.ca_pem))
+        } else {
+            (None, None)
+        };
+        let state = ServerState::new(config, addr.to_string());
+        let server = TestServer { state, addr, tls, ca_pem, listening: Mutex::new(None) };
+        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+            server
+                .create(&namespaces(), serde_json::json!({"metadata": {"name": ns}}))
+                .map_err(|s| Error::Request(s.to_string()))?;
+        }
+        server.listen(listener);
+        Ok(server)
+    }
+
+    fn listen(&self, listener: TcpListener) {
+        let (stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(accept_loop(listener, self.state.clone(), self.tls.clone(), stop_rx));
+        *self.listening.lock() = Some(Listening { stop, task });
+    }
+
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `https://127.0.0.1:PORT` (or `http://` without TLS).
+    pub fn base_url(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The CA certificate (PEM) clients must trust, when serving TLS.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The bearer token clients must send, if one is required.
+    pub fn token(&self) -> Option<&str> {
+        self.state.config.token.as_deref()
+    }
+
+    /// The server's newest resourceVersion.
+    pub fn resource_version(&self) -> u64 {
+        self.state.storage.current_rev()
+    }
+
+    /// How many watch streams are open.
+    pub fn watcher_count(&self) -> usize {
+        self.state.storage.watcher_count()
+    }
+
+    /// How many objects are stored.
+    pub fn object_count(&self) -> usize {
+        self.state.storage.object_count()
+    }
+
+    /// The kubeconfig text for this server (certificate-authority-data + token).
+    pub fn kubeconfig(&self) -> String {
+        kubeconfig::render(&self.base_url(), self.ca_pem(), self.token())
+    }
+
+    /// Writes [`TestServer::kubeconfig`] to `path`.
+    pub fn write_kubeconfig(&self, path: &Path) -> Result<(), Error> {
+        std::fs::write(path, self.kubeconfig())
+            .map_err(|e| Error::Kubeconfig { path: path.to_path_buf(), message: e.to_string() })
+    }
+
+    /// The served resource with this plural (built-in or from a CRD).
+    pub fn api_resource(&self, plural: &str) -> Option<ApiResource> {
+        self.state.resources.by_plural(plural).map(|r| r.api.clone())
+    }
+
+    /// Creates an object in-process, exactly as a POST would (same validation and metadata);
+    /// the namespace comes from `metadata.namespace`. Returns the stored object.
+    pub fn create(&self, resource: &ApiResource, object: Value) -> Result<Value, Status> {
+        let res = self
+            .state
+            .resources
+            .get(&resource.group, &resource.version, &resource.plural)
+            .ok_or_else(|| Status::failure(404, "NotFound", format!("resource {} is not served", resource.plural)))?;
+        let namespace = object["metadata"]["namespace"].as_str().map(str::to_string);
+        let target = Target { res, namespace, name: None, subresource: None };
+        create_stored(&self.state, &target, object).map(|s| s.value()).map_err(|e| e.status)
+    }
+
+    /// Aborts every open watch stream now (clients see a connection error).
+    pub fn cut_watches(&self) {
+        let _ = self.state.watch_control.send(WatchControl::Cut);
+    }
+
+    /// Makes every open watch write half of its next event and then abort.
+    pub fn close_watches_mid_object(&self) {
+        let _ = self.state.watch_control.send(WatchControl::HalfObject);
+    }
+
+    /// Writes bytes that are not JSON on every open watch.
+    pub fn send_malformed_on_watches(&self) {
+        let _ = self.state.watch_control.send(WatchControl::Malformed);
+    }
+
+    /// Sends a BOOKMARK now on every watch that allowed bookmarks.
+    pub fn send_bookmarks(&self) {
+        let _ = self.state.watch_control.send(WatchControl::Bookmark);
+    }
+
+    /// Drops all watch history: watches and exact lists at older resourceVersions now get 410.
+    pub fn compact_history(&self) {
+        self.state.storage.compact();
+    }
+
+    /// Fails the next `n` requests matching `matcher` with `failure`.
+    pub fn fail_next(&self, n: usize, matcher: RequestMatch, failure: Failure) {
+        self.state.faults.fail_next(n, matcher, failure);
+    }
+
+    /// Delays every request matching `matcher` by `by` (until [`TestServer::clear_faults`]).
+    pub fn delay(&self, matcher: RequestMatch, by: Duration) {
+        self.state.faults.delay(matcher, by);
+    }
+
+    /// Removes every failure and delay rule.
+    pub fn clear_faults(&self) {
+        self.state.faults.clear();
+    }
+
+    /// Simulates an API server restart: every connection is dropped, the data is kept, and the
+    /// listener comes back on the same port.
+    pub async fn restart(&self) -> Result<(), Error> {
+        self.stop_listening().await;
+        let mut last = None;
+        for _ in 0..50 {
+            match TcpListener::bind(self.addr).await {
+                Ok(l) => {
+                    self.listen(l);
+                    return Ok(());
+                }
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Err(Error::Bind { addr: self.addr, source: last.expect("the loop ran") })
+    }
+
+    async fn stop_listening(&self) {
+        let current = self.listening.lock().take();
+        if let Some(l) = current {
+            let _ = l.stop.send(true);
+            let _ = l.task.await;
+        }
+    }
+
+    /// Stops the server and waits for the listener to close.
+    pub async fn shutdown(self) {
+        self.stop_listening().await;
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(l) = self.listening.lock().take() {
+            let _ = l.stop.send(true);
+        }
+    }
+}
+
+/// The built-in namespaces resource.
+pub(crate) fn namespaces() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "Namespace".into(),
+        plural: "namespaces".into(),
+        namespaced: false,
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    state: Arc<ServerState>,
+    tls: Option<TlsAcceptor>,
+    mut stop: watch::Receiver<bool>,
+) {
+    loop {
+        let stream = tokio::select! {
+            _ = stop.changed() => return,
+            r = listener.accept() => match r {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    tracing::warn!("accept failed: {e}");
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let (state, tls, stop) = (state.clone(), tls.clone(), stop.clone());
+        tokio::spawn(async move {
+            match tls {
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(s) => serve(s, state, stop).await,
+                    Err(e) => tracing::debug!("TLS handshake failed: {e}"),
+                },
+                None => serve(stream, state, stop).await,
+            }
+        });
+    }
+}
+
+/// Serves one connection until it ends or the listener generation stops (then it is dropped
+/// mid-flight, like a server process that went away).
+async fn serve<I>(io: I, state: Arc<ServerState>, mut stop: watch::Receiver<bool>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let svc = service_fn(move |req| {
+        let state = state.clone();
+        async move { Ok::<_, Infallible>(router::handle(state, req).await) }
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    let conn = builder.serve_connection(TokioIo::new(io), svc);
+    tokio::select! {
+        r = conn => if let Err(e) = r { tracing::debug!("connection ended: {e}") },
+        _ = stop.changed() => {}
+    }
+}

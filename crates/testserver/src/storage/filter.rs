@@ -1,0 +1,33 @@
+//! What one list or watch asks for: a namespace and label/field selectors (kcache-core's).
+
+use kcache_core::selector::{FieldSelector, LabelSelector};
+
+use super::object::Stored;
+
+/// The predicate of a list or watch request.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Filter {
+    /// Only objects of this namespace (a namespaced URL).
+    pub namespace: Option<String>,
+    /// `labelSelector`.
+    pub labels: LabelSelector,
+    /// `fieldSelector`.
+    pub fields: FieldSelector,
+}
+
+impl Filter {
+    /// Whether `obj` passes.
+    pub(crate) fn matches(&self, obj: &Stored) -> bool {
+        if let Some(ns) = &self.namespace {
+            if obj.namespace.as_deref() != Some(ns.as_str()) {
+                return false;
+            }
+        }
+        self.labels.matches(obj.labels.as_ref()) && self.fields.matches_with(|f| obj.field(f))
+    }
+
+    /// Whether only the namespace restricts (the real server then reports remainingItemCount).
+    pub(crate) fn has_selectors(&self) -> bool {
+        !self.labels.is_empty() || !self.fields.is_empty()
+    }
+}

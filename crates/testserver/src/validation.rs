@@ -1,0 +1,132 @@
+//! Validation of incoming objects: the checks a client can trip (names, required fields), with
+//! causes worded like the real server's.
+
+use kcache_core::StatusCause;
+use serde_json::Value;
+
+use crate::resources::ResourceInfo;
+
+const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+fn required(field: &str, detail: &str) -> StatusCause {
+    let message = if detail.is_empty() { "Required value".to_string() } else { format!("Required value: {detail}") };
+    StatusCause { type_: "FieldValueRequired".into(), message, field: field.into() }
+}
+
+fn invalid(field: &str, value: &str, detail: &str) -> StatusCause {
+    StatusCause {
+        type_: "FieldValueInvalid".into(),
+        message: format!("Invalid value: {value:?}: {detail}"),
+        field: field.into(),
+    }
+}
+
+fn is_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[0] != b'-'
+        && b[b.len() - 1] != b'-'
+}
+
+fn is_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_label)
+}
+
+/// The problems with `obj` as an object of `res` (empty: valid). `obj` has its final name.
+pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
+    let mut causes = Vec::new();
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    if name.is_empty() {
+        causes.push(required("metadata.name", "name or generateName is required"));
+    } else if res.api.plural == "namespaces" {
+        if !is_label(name) {
+            causes.push(invalid("metadata.name", name, LABEL_MSG));
+        }
+    } else if !is_subdomain(name) {
+        causes.push(invalid("metadata.name", name, SUBDOMAIN_MSG));
+    }
+    let spec = &obj["spec"];
+    match (res.api.group.as_str(), res.api.plural.as_str()) {
+        ("", "pods") => match spec["containers"].as_array() {
+            Some(cs) if !cs.is_empty() => {
+                for (i, c) in cs.iter().enumerate() {
+                    for f in ["name", "image"] {
+                        if c[f].as_str().unwrap_or_default().is_empty() {
+                            causes.push(required(&format!("spec.containers[{i}].{f}"), ""));
+                        }
+                    }
+                }
+            }
+            _ => causes.push(required("spec.containers", "")),
+        },
+        ("", "services") => {
+            let headless = spec["clusterIP"].as_str() == Some("None");
+            let ports = spec["ports"].as_array().is_some_and(|p| !p.is_empty());
+            if !headless && !ports && spec["type"].as_str() != Some("ExternalName") {
+                causes.push(required("spec.ports", ""));
+            }
+        }
+        ("apps", "deployments") => {
+            if !spec["selector"].is_object() {
+                causes.push(required("spec.selector", ""));
+            }
+        }
+        ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            for f in ["group", "scope"] {
+                if spec[f].as_str().unwrap_or_default().is_empty() {
+                    causes.push(required(&format!("spec.{f}"), ""));
+                }
+            }
+            for f in ["plural", "kind"] {
+                if spec["names"][f].as_str().unwrap_or_default().is_empty() {
+                    causes.push(required(&format!("spec.names.{f}"), ""));
+                }
+            }
+            if !spec["versions"].as_array().is_some_and(|v| !v.is_empty()) {
+                causes.push(required("spec.versions", "must have exactly one version marked as storage version"));
+            }
+            let expected = format!(
+                "{}.{}",
+                spec["names"]["plural"].as_str().unwrap_or_default(),
+                spec["group"].as_str().unwrap_or_default()
+            );
+            if !name.is_empty() && name != expected {
+                causes.push(invalid("metadata.name", name, "must be spec.names.plural+\".\"+spec.group"));
+            }
+        }
+        _ => {}
+    }
+    causes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resources::ResourceTable;
+    use serde_json::json;
+
+    #[test]
+    fn names_and_required_fields() {
+        let t = ResourceTable::new();
+        let cm = t.get("", "v1", "configmaps").unwrap();
+        assert!(validate(&cm, &json!({"metadata": {"name": "a.b-c"}})).is_empty());
+        let missing = validate(&cm, &json!({"metadata": {}}));
+        assert_eq!(missing[0].field, "metadata.name");
+        assert_eq!(missing[0].type_, "FieldValueRequired");
+        let bad = validate(&cm, &json!({"metadata": {"name": "Bad_Name"}}));
+        assert!(bad[0].message.starts_with("Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"));
+        let ns = t.get("", "v1", "namespaces").unwrap();
+        assert_eq!(validate(&ns, &json!({"metadata": {"name": "a.b"}})).len(), 1);
+        let pod = t.get("", "v1", "pods").unwrap();
+        let p = validate(&pod, &json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}));
+        assert_eq!(p[0].field, "spec.containers[0].image");
+        let crd = t.get("apiextensions.k8s.io", "v1", "customresourcedefinitions").unwrap();
+        let c = validate(&crd, &json!({"metadata": {"name": "x"}, "spec": {"group": "g", "scope": "Namespaced",
+            "names": {"plural": "ws", "kind": "W"}, "versions": [{"name": "v1"}]}}));
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].field, "metadata.name");
+    }
+}
