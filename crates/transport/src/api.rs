@@ -1,0 +1,245 @@
+//! `Api<K>`: the verbs of one resource, typed (`K: Resource`) or dynamic (`DynamicObject` with
+//! an `ApiResource` given at runtime) — client-go's typed clients and dynamic client in one type.
+
+use std::marker::PhantomData;
+
+use bytes::Bytes;
+use http::{header::CONTENT_TYPE, Method, Request};
+use kcache_core::{
+    ApiResource, Error, ListParams, ObjectList, Resource, Status, WatchParams,
+    WatchStream,
+};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::client::{Client, ListItems};
+use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
+
+/// The verbs of one resource, in one namespace or across all.
+pub struct Api<K> {
+    client: Client,
+    resource: ApiResource,
+    namespace: Option<String>,
+    _k: PhantomData<fn() -> K>,
+}
+
+impl<K> Clone for Api<K> {
+    fn clone(&self) -> Self {
+        Api {
+            client: self.client.clone(),
+            resource: self.resource.clone(),
+            namespace: self.namespace.clone(),
+            _k: PhantomData,
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for Api<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api")
+            .field("resource", &self.resource)
+            .field("namespace", &self.namespace)
+            .finish()
+    }
+}
+
+/// What a delete returned: the object while finalizers hold it, or the server's `Status` once
+/// it is gone.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deleted<K> {
+    /// Deletion is pending; the object's current state.
+    Pending(K),
+    /// The object is gone.
+    Gone(Status),
+}
+
+impl<K: Resource> Api<K> {
+    /// Objects in `namespace` (for a cluster-scoped resource the namespace is ignored).
+    pub fn namespaced(client: Client, namespace: &str) -> Self {
+        Api::dynamic(client, K::api_resource(), Some(namespace))
+    }
+
+    /// Objects in the client's default namespace.
+    pub fn default_namespaced(client: Client) -> Self {
+        let ns = client.default_namespace().to_string();
+        Api::namespaced(client, &ns)
+    }
+
+    /// Objects across all namespaces (or of a cluster-scoped resource).
+    pub fn all(client: Client) -> Self {
+        Api::dynamic(client, K::api_resource(), None)
+    }
+}
+
+impl<K> Api<K> {
+    /// Objects of `resource` in `namespace` (`None`: all namespaces). Meant for
+    /// `Api<DynamicObject>`; a typed `K` must match `resource`.
+    pub fn dynamic(client: Client, resource: ApiResource, namespace: Option<&str>) -> Self {
+        Api {
+            client,
+            resource,
+            namespace: namespace.filter(|n| !n.is_empty()).map(String::from),
+            _k: PhantomData,
+        }
+    }
+
+    /// The resource.
+    pub fn resource(&self) -> &ApiResource {
+        &self.resource
+    }
+
+    /// The namespace, `None` for all namespaces.
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// The client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn collection_uri(&self, query: &str) -> String {
+        with_query(self.resource.collection_path(self.namespace.as_deref()), query)
+    }
+
+    fn object_uri(&self, name: &str, subresource: Option<&str>, query: &str) -> Result<String, Error> {
+        if name.is_empty() {
+            return Err(Error::Request("resource name may not be empty".into()));
+        }
+        let mut p = self.resource.object_path(self.namespace.as_deref(), name);
+        if let Some(sub) = subresource {
+            p.push('/');
+            p.push_str(sub);
+        }
+        Ok(with_query(p, query))
+    }
+}
+
+fn with_query(mut path: String, query: &str) -> String {
+    if !query.is_empty() {
+        path.push('?');
+        path.push_str(query);
+    }
+    path
+}
+
+fn request(method: Method, uri: &str, content_type: Option<&str>, body: Vec<u8>) -> Result<Request<Bytes>, Error> {
+    let mut b = Request::builder().method(method).uri(uri);
+    if let Some(ct) = content_type {
+        b = b.header(CONTENT_TYPE, ct);
+    }
+    b.body(Bytes::from(body))
+        .map_err(|e| Error::Request(format!("invalid request {uri}: {e}").into()))
+}
+
+fn get_request(uri: &str) -> Result<Request<Bytes>, Error> {
+    request(Method::GET, uri, None, Vec::new())
+}
+
+fn json_body<T: Serialize>(obj: &T) -> Result<Vec<u8>, Error> {
+    serde_json::to_vec(obj).map_err(|e| Error::decode("request object", e))
+}
+
+impl<K: DeserializeOwned + Send + 'static> Api<K> {
+    /// Reads one object.
+    pub async fn get(&self, name: &str) -> Result<K, Error> {
+        self.client.request_json(get_request(&self.object_uri(name, None, "")?)?).await
+    }
+
+    /// Reads one object through its `status` subresource.
+    pub async fn get_status(&self, name: &str) -> Result<K, Error> {
+        let uri = self.object_uri(name, Some("status"), "")?;
+        self.client.request_json(get_request(&uri)?).await
+    }
+
+    /// Lists one page, decoding items as they arrive (use [`ListPager`](crate::ListPager) for
+    /// every page).
+    pub async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, Error> {
+        self.list_stream(params).await?.into_list().await
+    }
+
+    /// Lists one page as a stream of items, never holding the whole body; the list's metadata
+    /// is on the stream once it ends.
+    pub async fn list_stream(&self, params: &ListParams) -> Result<ListItems<K>, Error> {
+        let uri = self.collection_uri(&params.to_query());
+        self.client.request_list(get_request(&uri)?).await
+    }
+
+    /// Starts a watch.
+    pub async fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>, Error> {
+        let uri = self.collection_uri(&params.to_query());
+        self.client.request_watch(get_request(&uri)?).await
+    }
+
+    /// Patches an object.
+    pub async fn patch<P: Serialize>(&self, name: &str, params: &PatchParams, patch: &Patch<P>) -> Result<K, Error> {
+        self.patch_at(name, None, params, patch).await
+    }
+
+    /// Patches an object's `status` subresource.
+    pub async fn patch_status<P: Serialize>(
+        &self,
+        name: &str,
+        params: &PatchParams,
+        patch: &Patch<P>,
+    ) -> Result<K, Error> {
+        self.patch_at(name, Some("status"), params, patch).await
+    }
+
+    async fn patch_at<P: Serialize>(
+        &self,
+        name: &str,
+        sub: Option<&str>,
+        params: &PatchParams,
+        patch: &Patch<P>,
+    ) -> Result<K, Error> {
+        let uri = self.object_uri(name, sub, &params.to_query(patch)?)?;
+        let req = request(Method::PATCH, &uri, Some(patch.content_type()), patch.body()?)?;
+        self.client.request_json(req).await
+    }
+
+    /// Deletes an object.
+    pub async fn delete(&self, name: &str, params: &DeleteParams) -> Result<Deleted<K>, Error> {
+        let uri = self.object_uri(name, None, "")?;
+        let req = request(Method::DELETE, &uri, Some("application/json"), params.body())?;
+        let body = self.client.request_bytes(req).await?;
+        #[derive(Deserialize)]
+        struct Kind {
+            #[serde(default)]
+            kind: String,
+        }
+        let kind: Kind = serde_json::from_slice(&body).map_err(|e| Error::decode("delete response", e))?;
+        if kind.kind == "Status" {
+            let s = serde_json::from_slice(&body).map_err(|e| Error::decode("delete response", e))?;
+            return Ok(Deleted::Gone(s));
+        }
+        serde_json::from_slice(&body)
+            .map(Deleted::Pending)
+            .map_err(|e| Error::decode("delete response", e))
+    }
+}
+
+impl<K: Serialize + DeserializeOwned + Send + 'static> Api<K> {
+    /// Creates an object (in this Api's namespace).
+    pub async fn create(&self, params: &PostParams, obj: &K) -> Result<K, Error> {
+        let uri = self.collection_uri(&params.to_query());
+        let req = request(Method::POST, &uri, Some("application/json"), json_body(obj)?)?;
+        self.client.request_json(req).await
+    }
+
+    /// Replaces an object (its resourceVersion, if set, must be current).
+    pub async fn replace(&self, name: &str, params: &PostParams, obj: &K) -> Result<K, Error> {
+        self.put(name, None, params, obj).await
+    }
+
+    /// Replaces an object's status through the `status` subresource.
+    pub async fn replace_status(&self, name: &str, params: &PostParams, obj: &K) -> Result<K, Error> {
+        self.put(name, Some("status"), params, obj).await
+    }
+
+    async fn put(&self, name: &str, sub: Option<&str>, params: &PostParams, obj: &K) -> Result<K, Error> {
+        let uri = self.object_uri(name, sub, &params.to_query())?;
+        let req = request(Method::PUT, &uri, Some("application/json"), json_body(obj)?)?;
+        self.client.request_json(req).await
+    }
+}

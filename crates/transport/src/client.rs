@@ -1,0 +1,272 @@
+//! The HTTP client: hyper + hyper-util's pooled client over rustls, HTTP/2 by ALPN (so every
+//! watch of a client shares one connection) with HTTP/1.1 fallback; authentication, the
+//! client-side rate limit, `Retry-After` retries, timeouts and status decoding per request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, USER_AGENT};
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyDataStream, BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use kcache_core::{Error, WatchStream};
+use rustls_pki_types::ServerName;
+use serde::de::DeserializeOwned;
+
+use crate::auth::Auth;
+use crate::config::Config;
+use crate::decode::{ListStream, WatchEventStream};
+use crate::error::{status_from_response, ConfigError};
+use crate::ratelimit::RateLimiter;
+use crate::tls::{self, ClientCertSlot};
+
+/// The items of a list response as they are decoded (see [`ListStream`]).
+pub type ListItems<K> = ListStream<BodyDataStream<Incoming>, K>;
+
+type HyperClient = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A client of one API server (client-go's `rest.RESTClient` with its transport). Cheap to
+/// clone: clones share the connection pool, credentials and rate limiter.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    http: HyperClient,
+    /// `scheme://authority[/prefix]`, no trailing slash.
+    base: String,
+    auth: Auth,
+    limiter: Option<RateLimiter>,
+    request_timeout: Option<Duration>,
+    max_retries: u32,
+    default_namespace: String,
+    max_object_size: usize,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.inner.base)
+            .field("default_namespace", &self.inner.default_namespace)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a request is treated: watches are exempt from the rate limit, retries and timeouts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A request whose whole response is read.
+    Buffered,
+    /// A streamed list: the timeout covers the response headers.
+    Streamed,
+    /// A watch.
+    Watch,
+}
+
+const USER_AGENT_VALUE: &str = concat!("kcache/", env!("CARGO_PKG_VERSION"));
+
+impl Client {
+    /// A client for this configuration.
+    pub fn new(config: Config) -> Result<Client, ConfigError> {
+        let slot = Arc::new(ClientCertSlot::default());
+        let auth = Auth::new(&config.auth, slot.clone())?;
+        let tls = tls::client_config(
+            config.root_certs.as_deref(),
+            config.insecure_skip_tls_verify,
+            slot,
+        )?;
+        let mut connector = HttpConnector::new();
+        connector.enforce_http(false);
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(config.connect_timeout);
+        let builder = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http();
+        let builder = match &config.tls_server_name {
+            Some(name) => {
+                let name = ServerName::try_from(name.clone())
+                    .map_err(|e| ConfigError::Tls(format!("tls-server-name {name:?}: {e}")))?;
+                builder.with_server_name_resolver(FixedServerNameResolver::new(name))
+            }
+            None => builder,
+        };
+        let connector = builder.enable_all_versions().wrap_connector(connector);
+        let mut http = hyper_util::client::legacy::Client::builder(TokioExecutor::new());
+        http.timer(TokioTimer::new());
+        if let Some(interval) = config.keep_alive {
+            http.http2_keep_alive_interval(interval)
+                .http2_keep_alive_timeout(interval / 2)
+                .http2_keep_alive_while_idle(true);
+        }
+        let url = &config.cluster_url;
+        let (Some(scheme), Some(authority)) = (url.scheme_str(), url.authority()) else {
+            return Err(ConfigError::ServerUrl {
+                url: url.to_string(),
+                problem: "needs a scheme and a host".into(),
+            });
+        };
+        let base = format!("{scheme}://{authority}{}", url.path().trim_end_matches('/'));
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http: http.build(connector),
+                base,
+                auth,
+                limiter: RateLimiter::new(config.qps, config.burst),
+                request_timeout: config.request_timeout,
+                max_retries: config.max_retries,
+                default_namespace: config.default_namespace,
+                max_object_size: config.max_object_size,
+            }),
+        })
+    }
+
+    /// A client from [`Config::infer`]: the kubeconfig kubectl would use, else the in-cluster
+    /// service account.
+    pub async fn try_default() -> Result<Client, ConfigError> {
+        Client::new(Config::infer()?)
+    }
+
+    /// A client for the current context of this kubeconfig file.
+    pub fn from_kubeconfig(path: impl Into<std::path::PathBuf>) -> Result<Client, ConfigError> {
+        Client::new(Config::from_kubeconfig_file(path)?)
+    }
+
+    /// The namespace of the configuration's context (or pod).
+    pub fn default_namespace(&self) -> &str {
+        &self.inner.default_namespace
+    }
+
+    /// The largest object the decoders accept.
+    pub fn max_object_size(&self) -> usize {
+        self.inner.max_object_size
+    }
+
+    /// Sends a request (URI: path and query only) and reads the whole response body.
+    pub async fn request_bytes(&self, req: Request<Bytes>) -> Result<Bytes, Error> {
+        let limit = self.inner.max_object_size;
+        let timeout = self.inner.request_timeout;
+        let resp = self.send(&req, Kind::Buffered).await?;
+        let body = read_body(resp.into_body(), limit);
+        match timeout {
+            Some(t) => tokio::time::timeout(t, body)
+                .await
+                .map_err(|_| Error::Request(format!("response body not read within {t:?}").into()))?,
+            None => body.await,
+        }
+    }
+
+    /// Sends a request and decodes the JSON response.
+    pub async fn request_json<T: DeserializeOwned>(&self, req: Request<Bytes>) -> Result<T, Error> {
+        let body = self.request_bytes(req).await?;
+        serde_json::from_slice(&body).map_err(|e| Error::decode("response", e))
+    }
+
+    /// Sends a list request and decodes its items one at a time as the body arrives.
+    pub async fn request_list<K: DeserializeOwned>(
+        &self,
+        req: Request<Bytes>,
+    ) -> Result<ListItems<K>, Error> {
+        let resp = self.send(&req, Kind::Streamed).await?;
+        Ok(ListStream::new(
+            BodyDataStream::new(resp.into_body()),
+            self.inner.max_object_size,
+        ))
+    }
+
+    /// Starts a watch: no rate limit, no retries, no timeout (the server ends it).
+    pub async fn request_watch<K: DeserializeOwned + Send + 'static>(
+        &self,
+        req: Request<Bytes>,
+    ) -> Result<WatchStream<K>, Error> {
+        let resp = self.send(&req, Kind::Watch).await?;
+        Ok(Box::pin(WatchEventStream::new(
+            BodyDataStream::new(resp.into_body()),
+            self.inner.max_object_size,
+        )))
+    }
+
+    async fn build(&self, req: &Request<Bytes>) -> Result<Request<Full<Bytes>>, Error> {
+        let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
+        let uri = format!("{}{pq}", self.inner.base);
+        let mut out = Request::builder()
+            .method(req.method().clone())
+            .uri(&uri)
+            .body(Full::new(req.body().clone()))
+            .map_err(|e| Error::Request(format!("invalid request {uri}: {e}").into()))?;
+        let headers = out.headers_mut();
+        headers.extend(req.headers().clone());
+        headers
+            .entry(ACCEPT)
+            .or_insert(HeaderValue::from_static("application/json"));
+        headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        if let Some(auth) = self.inner.auth.authorization().await? {
+            headers.insert(AUTHORIZATION, auth);
+        }
+        Ok(out)
+    }
+
+    async fn send(&self, req: &Request<Bytes>, kind: Kind) -> Result<Response<Incoming>, Error> {
+        let inner = &self.inner;
+        let mut attempt = 0;
+        loop {
+            if kind != Kind::Watch {
+                if let Some(l) = &inner.limiter {
+                    l.acquire().await;
+                }
+            }
+            let sent = inner.http.request(self.build(req).await?);
+            let resp = match (kind, inner.request_timeout) {
+                (Kind::Watch, _) | (_, None) => sent.await,
+                (_, Some(t)) => tokio::time::timeout(t, sent).await.map_err(|_| {
+                    Error::Request(format!("{} {}: no response within {t:?}", req.method(), req.uri()).into())
+                })?,
+            }
+            .map_err(|e| {
+                if e.is_connect() {
+                    Error::Connect(Box::new(e))
+                } else {
+                    Error::Request(Box::new(e))
+                }
+            })?;
+            let code = resp.status();
+            if code.is_success() {
+                return Ok(resp);
+            }
+            let retry_after = resp
+                .headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u32>().ok());
+            let location = resp.headers().get(http::header::LOCATION).cloned();
+            let body = read_body(resp.into_body(), inner.max_object_size)
+                .await
+                .unwrap_or_default();
+            if code == StatusCode::UNAUTHORIZED {
+                inner.auth.unauthorized().await;
+            }
+            let retryable = code == StatusCode::TOO_MANY_REQUESTS || code.is_server_error();
+            if let (true, true, Some(secs)) =
+                (kind != Kind::Watch, retryable && attempt < inner.max_retries, retry_after)
+            {
+                attempt += 1;
+                tracing::debug!(%code, secs, attempt, uri = %req.uri(), "retrying after Retry-After");
+                tokio::time::sleep(Duration::from_secs(u64::from(secs))).await;
+                continue;
+            }
+            return Err(status_from_response(code, retry_after, location.as_ref(), &body).into());
+        }
+    }
+}
+
+async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Error> {
+    Limited::new(body, limit)
+        .collect()
+        .await
+        .map(|c| c.to_bytes())
+        .map_err(Error::Request)
+}

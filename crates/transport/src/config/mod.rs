@@ -1,0 +1,145 @@
+//! Client configuration: where the server is, how to trust it, who we are, and the client's
+//! limits — built from a kubeconfig ([`Config::from_kubeconfig`]), from the in-cluster
+//! environment ([`Config::incluster`]), or from whichever exists ([`Config::infer`]).
+
+pub mod exec;
+mod incluster;
+pub mod kubeconfig;
+pub mod merge;
+mod resolve;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::decode::DEFAULT_MAX_OBJECT_SIZE;
+use crate::error::ConfigError;
+use crate::secret::Secret;
+use exec::ExecConfig;
+pub use incluster::{SERVICE_ACCOUNT_DIR, TOKEN_REREAD_PERIOD};
+use kubeconfig::Kubeconfig;
+pub use resolve::KubeConfigOptions;
+
+/// Everything a [`Client`](crate::Client) needs (client-go's `rest.Config`).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The server: `https://host:port`, optionally with a path prefix.
+    pub cluster_url: http::Uri,
+    /// The namespace of the context (or the pod), `default` if none.
+    pub default_namespace: String,
+    /// Trusted CA certificates; `None` trusts the system's roots.
+    pub root_certs: Option<Vec<CertificateDer<'static>>>,
+    /// Accept any server certificate (kubeconfig `insecure-skip-tls-verify`).
+    pub insecure_skip_tls_verify: bool,
+    /// Verify the server certificate against this name instead of the URL's host.
+    pub tls_server_name: Option<String>,
+    /// Credentials.
+    pub auth: AuthConfig,
+    /// Time allowed to open a TCP connection (client-go's dialer: 30 s).
+    pub connect_timeout: Option<Duration>,
+    /// Time allowed for a non-watch request's response (headers, and a buffered body); watches
+    /// are exempt. `None`: no limit.
+    pub request_timeout: Option<Duration>,
+    /// HTTP/2 ping interval that detects dead connections under long watches (client-go: 30 s
+    /// read-idle timeout, 15 s ping timeout). `None`: no pings.
+    pub keep_alive: Option<Duration>,
+    /// Client-side rate limit for non-watch requests, requests per second (client-go: 5).
+    /// 0 disables the limiter.
+    pub qps: f32,
+    /// Burst of the rate limit (client-go: 10).
+    pub burst: u32,
+    /// Retries of a non-watch request answered 429 or 5xx with `Retry-After` (client-go: 10).
+    pub max_retries: u32,
+    /// Largest single object (watch event or list item) accepted, in bytes.
+    pub max_object_size: usize,
+}
+
+/// Credentials. Secret values print as `[redacted]`.
+#[derive(Debug, Clone, Default)]
+pub struct AuthConfig {
+    /// A bearer token.
+    pub token: Option<Secret>,
+    /// A file holding a bearer token, re-read every [`TOKEN_REREAD_PERIOD`] (rotated service
+    /// account tokens); `token` is used if it cannot be read.
+    pub token_file: Option<PathBuf>,
+    /// Basic auth user name.
+    pub username: Option<String>,
+    /// Basic auth password.
+    pub password: Option<Secret>,
+    /// A TLS client certificate and key.
+    pub identity: Option<Identity>,
+    /// An exec credential plugin.
+    pub exec: Option<ExecConfig>,
+    /// The cluster details passed to the plugin when it asks for them (`provideClusterInfo`).
+    pub exec_cluster_info: Option<serde_json::Value>,
+}
+
+/// A TLS client certificate chain and its private key (the key never prints).
+pub struct Identity {
+    /// The certificate chain, leaf first.
+    pub certs: Vec<CertificateDer<'static>>,
+    /// The private key.
+    pub key: PrivateKeyDer<'static>,
+}
+
+impl Clone for Identity {
+    fn clone(&self) -> Self {
+        Identity {
+            certs: self.certs.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identity")
+            .field("certs", &self.certs.len())
+            .field("key", &"[redacted]")
+            .finish()
+    }
+}
+
+impl Config {
+    /// A config for `cluster_url` with no credentials and client-go's defaults.
+    pub fn new(cluster_url: http::Uri) -> Config {
+        Config {
+            cluster_url,
+            default_namespace: "default".into(),
+            root_certs: None,
+            insecure_skip_tls_verify: false,
+            tls_server_name: None,
+            auth: AuthConfig::default(),
+            connect_timeout: Some(Duration::from_secs(30)),
+            request_timeout: Some(Duration::from_secs(60)),
+            keep_alive: Some(Duration::from_secs(30)),
+            qps: 5.0,
+            burst: 10,
+            max_retries: 10,
+            max_object_size: DEFAULT_MAX_OBJECT_SIZE,
+        }
+    }
+
+    /// The config kubectl would use: the kubeconfig from `KUBECONFIG` or `~/.kube/config` (its
+    /// current context), or else the in-cluster service account.
+    pub fn infer() -> Result<Config, ConfigError> {
+        if let Some(kc) = Kubeconfig::from_env()? {
+            return Config::from_kubeconfig(&kc, &KubeConfigOptions::default());
+        }
+        match Config::incluster() {
+            Ok(c) => Ok(c),
+            Err(ConfigError::InCluster(why)) => Err(ConfigError::NoConfiguration(format!(
+                "no kubeconfig ($KUBECONFIG unset or naming no existing file, ~/.kube/config \
+                 missing) and not in a cluster ({why})"
+            ))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The config of one kubeconfig file's current context.
+    pub fn from_kubeconfig_file(path: impl Into<PathBuf>) -> Result<Config, ConfigError> {
+        let kc = Kubeconfig::read_from(path.into())?;
+        Config::from_kubeconfig(&kc, &KubeConfigOptions::default())
+    }
+}
