@@ -1,0 +1,168 @@
+//! Filling the store from a watch-list (`sendInitialEvents=true`) instead of a list.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kcache_core::{
+    Error, ListerWatcher, Object, ObjectKey, ReflectorStore, ResourceVersionMatch, WatchParams,
+    WatchStream,
+};
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+use crate::events::{apply_stream, StreamEnd};
+use crate::handle::Counter;
+use crate::reflector::{PassState, Reflector};
+use crate::{ReflectorError, WatchListMode};
+
+/// Where a watch-list's initial events collect until the end bookmark: the last state of each
+/// key (client-go's temporary `Store`).
+struct TemporaryStore<K> {
+    items: Mutex<HashMap<ObjectKey, Arc<K>>>,
+}
+
+impl<K: Object> ReflectorStore<K> for TemporaryStore<K> {
+    fn add(&self, obj: Arc<K>) -> Result<(), Error> {
+        self.items.lock().insert(ObjectKey::of(&*obj), obj);
+        Ok(())
+    }
+    fn update(&self, obj: Arc<K>) -> Result<(), Error> {
+        self.add(obj)
+    }
+    fn delete(&self, obj: Arc<K>) -> Result<(), Error> {
+        self.items.lock().remove(&ObjectKey::of(&*obj));
+        Ok(())
+    }
+    fn replace(&self, items: Vec<Arc<K>>, _resource_version: &str) -> Result<(), Error> {
+        let mut map = self.items.lock();
+        map.clear();
+        map.extend(items.into_iter().map(|o| (ObjectKey::of(&*o), o)));
+        Ok(())
+    }
+    fn resync(&self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// The server does not do watch-lists: it rejected `sendInitialEvents` as a bad or invalid
+/// request, or does not implement it.
+fn is_unsupported(err: &ReflectorError) -> bool {
+    let code = err
+        .source_error()
+        .and_then(Error::status)
+        .map_or(0, |s| s.code);
+    matches!(code, 400 | 405 | 406 | 422 | 501) || err.source_error().is_some_and(Error::is_invalid)
+}
+
+impl<K, L, S> Reflector<K, L, S>
+where
+    K: Object,
+    L: ListerWatcher<K>,
+    S: ReflectorStore<K>,
+{
+    /// Streams the initial state with a watch-list, replaces the store with it at the end
+    /// bookmark's resourceVersion, and returns the still-open stream. An error means "fall back
+    /// to a list for this pass"; a server that does not support watch-lists (or never ends its
+    /// initial events in time) is also remembered in `state`, in [`WatchListMode::Auto`].
+    pub(crate) async fn watch_list(
+        &self,
+        state: &mut PassState,
+    ) -> Result<WatchStream<K>, ReflectorError> {
+        let waited = self.options.watch_list_end_timeout;
+        let deadline = Instant::now() + waited;
+        let result =
+            match tokio::time::timeout_at(deadline, self.watch_list_until_synced(state)).await {
+                Ok(result) => result,
+                Err(_) => Err(ReflectorError::WatchListEndTimeout(waited)),
+            };
+        if let Err(e) = &result {
+            let unsupported =
+                is_unsupported(e) || matches!(e, ReflectorError::WatchListEndTimeout(_));
+            if unsupported && self.options.watch_list == WatchListMode::Auto {
+                state.watch_list_unsupported = true;
+            }
+            tracing::debug!(reflector = self.shared.name(), error = %e, unsupported,
+                "watch-list failed, falling back to list");
+        }
+        result
+    }
+
+    async fn watch_list_until_synced(
+        &self,
+        state: &mut PassState,
+    ) -> Result<WatchStream<K>, ReflectorError> {
+        loop {
+            let params = WatchParams {
+                resource_version: Some(self.shared.rewatch_resource_version()),
+                resource_version_match: Some(ResourceVersionMatch::NotOlderThan),
+                send_initial_events: Some(true),
+                allow_watch_bookmarks: true,
+                timeout_seconds: Some(self.watch_timeout_seconds()),
+                ..WatchParams::default()
+            };
+            self.shared.bump(Counter::Watch);
+            let mut stream = match self.lister.watch(&params).await {
+                Ok(stream) => stream,
+                Err(e) => {
+                    let e = ReflectorError::Watch(e);
+                    if self.retry_watch_list(&e, state).await {
+                        continue;
+                    }
+                    return Err(e);
+                }
+            };
+            let temporary = TemporaryStore {
+                items: Mutex::new(HashMap::new()),
+            };
+            let mut synced_rv = String::new();
+            let mut track = |rv: &str, non_added_seen: bool| {
+                if non_added_seen {
+                    rv.clone_into(&mut synced_rv);
+                }
+            };
+            match apply_stream(
+                self.shared.name(),
+                &mut stream,
+                &temporary,
+                true,
+                &mut track,
+            )
+            .await
+            {
+                Ok(StreamEnd::InitialEventsEnd) => {
+                    let items: Vec<Arc<K>> = temporary.items.into_inner().into_values().collect();
+                    self.replace(items, &synced_rv)?;
+                    return Ok(stream);
+                }
+                Ok(StreamEnd::Closed) => {
+                    // Ended before the initial events did: start over, after a backoff step so
+                    // a server that keeps doing this is not hammered.
+                    tokio::time::sleep(state.backoff.next_delay()).await;
+                }
+                Err(e) => {
+                    if !self.retry_watch_list(&e, state).await {
+                        return Err(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// client-go's `isErrorRetriableWithSideEffectsFn`: a 429 or a refused connection backs off
+    /// and retries; an expired or too-large resourceVersion retries at once from "".
+    async fn retry_watch_list(&self, err: &ReflectorError, state: &mut PassState) -> bool {
+        let Some(e) = err.source_error() else {
+            return false;
+        };
+        if e.is_too_many_requests() || e.is_connect() {
+            tracing::debug!(reflector = self.shared.name(), error = %e, "watch-list failed, backing off");
+            tokio::time::sleep(state.backoff.next_delay()).await;
+            return true;
+        }
+        if e.is_gone() || e.is_too_large_resource_version() {
+            self.shared.set_unavailable(true);
+            return true;
+        }
+        false
+    }
+}
