@@ -212,4 +212,64 @@ mod tests {
         };
         assert!(Auth::new(&bad, Arc::default()).is_err());
     }
+
+    fn exec_auth(dir: &std::path::Path, command: &str) -> Auth {
+        use crate::config::exec::{ExecConfig, ExecEnvVar, EXEC_API_VERSIONS};
+        let cfg = AuthConfig {
+            exec: Some(ExecConfig {
+                command: dir.join(command).to_string_lossy().into_owned(),
+                args: Some(vec!["get-token".into()]),
+                env: Some(vec![ExecEnvVar {
+                    name: "FIXTURE_SECRET".into(),
+                    value: Secret::new("from-env"),
+                }]),
+                api_version: EXEC_API_VERSIONS[0].into(),
+                install_hint: Some("see the fixture".into()),
+                provide_cluster_info: true,
+                interactive_mode: Some("Never".into()),
+            }),
+            exec_cluster_info: Some(serde_json::json!({"server": "https://h:1"})),
+            ..AuthConfig::default()
+        };
+        Auth::new(&cfg, Arc::default()).unwrap()
+    }
+
+    #[tokio::test]
+    async fn exec_plugin_is_cached_until_expiry_or_401() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/exec-plugin.sh");
+        std::fs::copy(fixture, dir.path().join("plugin.sh")).unwrap();
+        let runs = || std::fs::read_to_string(dir.path().join("count")).unwrap().lines().count();
+        let auth = exec_auth(dir.path(), "plugin.sh");
+        assert_eq!(auth.authorization().await.unwrap().unwrap(), "Bearer exec-token");
+        assert_eq!(auth.authorization().await.unwrap().unwrap(), "Bearer exec-token");
+        assert_eq!(runs(), 1);
+        let info: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("exec-info.json")).unwrap()).unwrap();
+        assert_eq!(
+            info,
+            serde_json::json!({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
+                "spec": {"interactive": false, "cluster": {"server": "https://h:1"}}})
+        );
+        assert_eq!(std::fs::read_to_string(dir.path().join("args")).unwrap(), "get-token from-env");
+        // A 401 forgets the credential; an expired one is fetched again on every use.
+        std::fs::write(dir.path().join("exec-token"), "second").unwrap();
+        std::fs::write(dir.path().join("expiration"), "2000-01-01T00:00:00Z").unwrap();
+        auth.unauthorized().await;
+        assert_eq!(auth.authorization().await.unwrap().unwrap(), "Bearer second");
+        assert_eq!(runs(), 2);
+        auth.authorization().await.unwrap();
+        assert_eq!(runs(), 3);
+        std::fs::write(dir.path().join("expiration"), "2999-01-01T00:00:00Z").unwrap();
+        auth.authorization().await.unwrap();
+        auth.authorization().await.unwrap();
+        assert_eq!(runs(), 4);
+        std::fs::write(dir.path().join("fail"), "").unwrap();
+        auth.unauthorized().await;
+        let e = auth.authorization().await.unwrap_err().to_string();
+        assert!(e.contains("plugin failure requested") && e.contains("see the fixture"), "{e}");
+        let missing = exec_auth(dir.path(), "no-such-plugin");
+        let e = missing.authorization().await.unwrap_err();
+        assert!(e.is_connect() && e.to_string().contains("cannot run"), "{e}");
+    }
 }

@@ -234,7 +234,12 @@ impl Kubeconfig {
 fn resolve(dir: &Path, field: &mut Option<String>) {
     if let Some(p) = field.as_mut().filter(|p| !p.is_empty()) {
         if Path::new(p).is_relative() {
-            *p = dir.join(&*p).to_string_lossy().into_owned();
+            // Like Go's filepath.Join, drop `.` components.
+            let rel: PathBuf = Path::new(p)
+                .components()
+                .filter(|c| !matches!(c, std::path::Component::CurDir))
+                .collect();
+            *p = dir.join(rel).to_string_lossy().into_owned();
         }
     }
 }
@@ -267,7 +272,7 @@ mod tests {
         let u = &kc.user("u").unwrap().user;
         assert_eq!(u.client_certificate.as_deref(), Some("/abs/cert.pem"));
         assert_eq!(u.token_file.as_deref(), Some("/etc/kube/tok"));
-        assert_eq!(u.exec.as_ref().unwrap().command, "/etc/kube/./plugin.sh");
+        assert_eq!(u.exec.as_ref().unwrap().command, "/etc/kube/plugin.sh");
         assert_eq!(kc.user("v").unwrap().user.exec.as_ref().unwrap().command, "kubectl-oidc");
         assert!(kc.contexts.is_empty());
         assert_eq!(kc.user("u").unwrap().location_of_origin, Path::new("/etc/kube/config"));
