@@ -47,34 +47,63 @@ impl ListPager {
         }
     }
 
-    /// Lists every page into one list.
+    /// Lists every page into one list (client-go's `ListPager.List`), with the 410 fallback.
     pub async fn list<K, L: ListerWatcher<K> + ?Sized>(
         &self,
         lister: &L,
         params: &ListParams,
     ) -> Result<PagedList<K>, Error> {
         let mut items = Vec::new();
-        let (metadata, paginated) = self
-            .each_page(lister, params, |page| {
+        let walked = self
+            .walk(lister, params, |page| {
                 items.extend(page);
                 Ok(())
             })
-            .await?;
-        Ok(PagedList {
-            list: ObjectList { metadata, items },
-            paginated,
-        })
+            .await;
+        match walked {
+            Ok((metadata, paginated)) => Ok(PagedList {
+                list: ObjectList { metadata, items },
+                paginated,
+            }),
+            Err(Failed { error, continuing }) => {
+                if !(error.is_gone() && continuing && self.full_list_if_expired) {
+                    return Err(error);
+                }
+                tracing::debug!(
+                    "list expired between pages; one full list at the original resourceVersion"
+                );
+                let full = ListParams {
+                    limit: None,
+                    continue_token: None,
+                    ..params.clone()
+                };
+                Ok(PagedList {
+                    list: lister.list(&full).await?,
+                    paginated: true,
+                })
+            }
+        }
     }
 
     /// Lists every page, handing each page's items to `f` before the next page is requested
-    /// (client-go's `EachListItem` without the prefetch). Returns the first page's list
-    /// metadata (continue cleared) and whether the result was paginated.
+    /// (client-go's `EachListItem`, which has no 410 fallback: items already handed over cannot
+    /// be taken back). Returns the first page's list metadata and whether there were several
+    /// pages.
     pub async fn each_page<K, L: ListerWatcher<K> + ?Sized>(
         &self,
         lister: &L,
         params: &ListParams,
-        mut f: impl FnMut(Vec<K>) -> Result<(), Error>,
+        f: impl FnMut(Vec<K>) -> Result<(), Error>,
     ) -> Result<(ListMeta, bool), Error> {
+        self.walk(lister, params, f).await.map_err(|f| f.error)
+    }
+
+    async fn walk<K, L: ListerWatcher<K> + ?Sized>(
+        &self,
+        lister: &L,
+        params: &ListParams,
+        mut f: impl FnMut(Vec<K>) -> Result<(), Error>,
+    ) -> Result<(ListMeta, bool), Failed> {
         let mut opts = params.clone();
         if opts.limit.is_none_or(|l| l == 0) {
             opts.limit = Some(self.page_size);
@@ -82,29 +111,16 @@ impl ListPager {
         let mut first: Option<ListMeta> = None;
         let mut paginated = false;
         loop {
-            let page = match lister.list(&opts).await {
-                Ok(page) => page,
-                Err(e) => {
-                    let continuing = opts.continue_token.as_deref().is_some_and(|c| !c.is_empty());
-                    if !(e.is_gone() && self.full_list_if_expired && continuing) {
-                        return Err(e);
-                    }
-                    tracing::debug!("list expired between pages; one full list at the original resourceVersion");
-                    let full = ListParams {
-                        limit: None,
-                        continue_token: None,
-                        resource_version: params.resource_version.clone(),
-                        resource_version_match: params.resource_version_match,
-                        ..opts
-                    };
-                    let page = lister.list(&full).await?;
-                    f(page.items)?;
-                    return Ok((page.metadata, paginated));
-                }
-            };
+            let page = lister.list(&opts).await.map_err(|error| Failed {
+                error,
+                continuing: paginated,
+            })?;
             let next = page.continue_token().map(String::from);
             let meta = first.get_or_insert(page.metadata);
-            f(page.items)?;
+            f(page.items).map_err(|error| Failed {
+                error,
+                continuing: false,
+            })?;
             let Some(token) = next else {
                 let mut meta = meta.clone();
                 if paginated {
@@ -113,10 +129,17 @@ impl ListPager {
                 }
                 return Ok((meta, paginated));
             };
+            // The server rejects a resourceVersion together with a continue token.
             opts.continue_token = Some(token);
             opts.resource_version = None;
             opts.resource_version_match = None;
             paginated = true;
         }
     }
+}
+
+/// Why a walk stopped, and whether it was past the first page.
+struct Failed {
+    error: Error,
+    continuing: bool,
 }
