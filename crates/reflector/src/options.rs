@@ -46,14 +46,17 @@ impl Default for BackoffOptions {
 }
 
 /// Options of a [`crate::Reflector`].
-///
-/// Label and field selectors are not here: they belong to the `ListerWatcher`, which applies
-/// them to every request (as client-go's `NewFilteredListWatchFromClient` does). The reflector
-/// never sets `label_selector`/`field_selector` in the params it sends.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReflectorOptions {
     /// Names the reflector in logs and in [`crate::ReflectorHandle::name`].
     pub name: String,
+    /// `labelSelector` sent with every list and watch. client-go puts selectors in the
+    /// `ListWatch` (`NewFilteredListWatchFromClient`); here they pass through the params, so any
+    /// `ListerWatcher` (such as the transport's `Api`, which sends params as they are) filters
+    /// without a wrapper. `None` leaves the params' selector to the `ListerWatcher`.
+    pub label_selector: Option<String>,
+    /// `fieldSelector` sent with every list and watch, like `label_selector`.
+    pub field_selector: Option<String>,
     /// The list page size. `None` applies client-go's policy: 500, except that a list at a
     /// resourceVersion other than "" and "0" is not paginated (the watch cache serves it whole)
     /// unless an earlier list at "0" came back paginated (the watch cache is off). `Some(n)`
@@ -81,6 +84,8 @@ impl Default for ReflectorOptions {
     fn default() -> Self {
         ReflectorOptions {
             name: "reflector".to_string(),
+            label_selector: None,
+            field_selector: None,
             page_size: None,
             resync_period: Duration::ZERO,
             watch_list: WatchListMode::Auto,

@@ -173,6 +173,8 @@ where
         };
         let params = ListParams {
             resource_version: Some(rv.to_string()),
+            label_selector: self.options.label_selector.clone(),
+            field_selector: self.options.field_selector.clone(),
             ..ListParams::default()
         };
         ListPager::new(&self.lister)
@@ -192,8 +194,19 @@ where
         Ok(())
     }
 
+    /// What every watch sends: bookmarks allowed, a random timeout, the selectors.
+    pub(crate) fn watch_params(&self) -> WatchParams {
+        WatchParams {
+            label_selector: self.options.label_selector.clone(),
+            field_selector: self.options.field_selector.clone(),
+            timeout_seconds: Some(self.watch_timeout_seconds()),
+            allow_watch_bookmarks: true,
+            ..WatchParams::default()
+        }
+    }
+
     /// A random server-side watch timeout in `[min, 2·min)` seconds.
-    pub(crate) fn watch_timeout_seconds(&self) -> u32 {
+    fn watch_timeout_seconds(&self) -> u32 {
         let min = self
             .options
             .min_watch_timeout
@@ -223,9 +236,7 @@ where
                     propagate_rv_from_start = !(rv.is_empty() || rv == "0");
                     let params = WatchParams {
                         resource_version: Some(rv),
-                        timeout_seconds: Some(self.watch_timeout_seconds()),
-                        allow_watch_bookmarks: true,
-                        ..WatchParams::default()
+                        ..self.watch_params()
                     };
                     self.shared.bump(Counter::Watch);
                     if !first {

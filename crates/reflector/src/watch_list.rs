@@ -96,9 +96,7 @@ where
                 resource_version: Some(self.shared.rewatch_resource_version()),
                 resource_version_match: Some(ResourceVersionMatch::NotOlderThan),
                 send_initial_events: Some(true),
-                allow_watch_bookmarks: true,
-                timeout_seconds: Some(self.watch_timeout_seconds()),
-                ..WatchParams::default()
+                ..self.watch_params()
             };
             self.shared.bump(Counter::Watch);
             let mut stream = match self.lister.watch(&params).await {

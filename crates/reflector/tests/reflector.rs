@@ -611,3 +611,29 @@ fn run_is_send() {
     let r = new_reflector(&lw, &RecordingStore::new(), options(false));
     assert_send(r.run(tokio_util::sync::CancellationToken::new()));
 }
+
+#[tokio::test(start_paused = true)]
+async fn selectors_go_into_every_request() {
+    let lw = ScriptedLw::new();
+    lw.push_list(page("10", "C1", pods(0..1)));
+    lw.push_list(list("10", pods(1..2)));
+    lw.push_watch(WatchScript::Fail(api(500, "InternalError")));
+    let store = RecordingStore::new();
+    let opts = ReflectorOptions {
+        label_selector: Some("app=web".into()),
+        field_selector: Some("metadata.name!=x".into()),
+        watch_list: kcache_reflector::WatchListMode::Auto,
+        ..options(false)
+    };
+    run_to_end(new_reflector(&lw, &store, opts), &lw).await;
+    let requests = lw.requests();
+    assert_eq!(requests.len(), 4, "{requests:?}");
+    for r in requests {
+        let (label, field) = match r {
+            Request::List(p) => (p.label_selector, p.field_selector),
+            Request::Watch(p) => (p.label_selector, p.field_selector),
+        };
+        assert_eq!(label.as_deref(), Some("app=web"));
+        assert_eq!(field.as_deref(), Some("metadata.name!=x"));
+    }
+}
