@@ -45,7 +45,7 @@ pub(crate) fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> 
     }
 }
 
-fn workspace_root() -> std::path::PathBuf {
+pub(crate) fn workspace_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask lives one level below the workspace root")

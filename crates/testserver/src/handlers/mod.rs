@@ -61,7 +61,10 @@ impl Target {
         let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
         if let Some(r) = fields.requirements().iter().find(|r| !self.res.supports_field(&r.field)) {
-            return Err(ApiError::bad_request(format!("field label not supported: {}", r.field)));
+            let mut known = vec!["metadata.name".to_string(), "metadata.namespace".to_string()];
+            known.extend(self.res.fields.iter().cloned());
+            let only = known.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
+            return Err(ApiError::bad_request(format!("{:?} is not a known field selector: only {only}", r.field)));
         }
         Ok(Filter { namespace: self.namespace.clone(), labels, fields })
     }

@@ -1,0 +1,81 @@
+//! Shared helpers of the integration tests: the cluster (embedded or `KCACHE_TEST_KUBECONFIG`),
+//! object builders and a bounded watch reader.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use kcache_testserver::{ServerConfig, TestCluster, WatchReader};
+use serde_json::{json, Value};
+
+/// A cluster whose embedded server behaves like kube-apiserver's defaults where tests can see
+/// it: a 100-event watch window (the watch cache's default size), bookmarks every second.
+pub async fn cluster() -> TestCluster {
+    let config = ServerConfig {
+        history_window: 100,
+        bookmark_interval: Duration::from_secs(1),
+        too_large_rv_wait: Duration::from_millis(300),
+        ..ServerConfig::default()
+    };
+    TestCluster::start_with(config).await.expect("test cluster starts")
+}
+
+/// Prints the marker the envtest tier collects: this case did not run here, and why.
+pub fn skip(case: &str, reason: &str) {
+    println!("kcache-skip: {case}: {reason}");
+}
+
+/// A ConfigMap body.
+pub fn cm(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}})
+}
+
+/// `/api/v1/namespaces/{ns}/configmaps`.
+pub fn cms(ns: &str) -> String {
+    format!("/api/v1/namespaces/{ns}/configmaps")
+}
+
+/// Creates a ConfigMap and returns it.
+pub async fn create_cm(c: &TestCluster, ns: &str, name: &str, labels: Value) -> Value {
+    let r = c.client().post(&cms(ns), &cm(name, labels)).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    r.body
+}
+
+/// `metadata.resourceVersion` as a number.
+pub fn rv(obj: &Value) -> u64 {
+    obj["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap()
+}
+
+/// Reads events until `done` holds for what was read (or the stream ends); a 15 s guard turns
+/// a missing event into a test failure instead of a hang.
+pub async fn read_until(w: &mut WatchReader, mut done: impl FnMut(&[Value]) -> bool) -> Vec<Value> {
+    let mut got = Vec::new();
+    tokio::time::timeout(Duration::from_secs(15), async {
+        while !done(&got) {
+            match w.next().await {
+                Some(Ok(ev)) => got.push(ev),
+                Some(Err(e)) => panic!("watch failed: {e}"),
+                None => break,
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out; events so far: {got:?}"));
+    got
+}
+
+/// Event types and object names, for compact assertions.
+pub fn summary(events: &[Value]) -> Vec<(String, String)> {
+    events
+        .iter()
+        .map(|e| {
+            (e["type"].as_str().unwrap_or_default().to_string(), e["object"]["metadata"]["name"].as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+/// The names of a list's items.
+pub fn names(list: &Value) -> Vec<String> {
+    list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect()
+}

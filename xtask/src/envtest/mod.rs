@@ -1,0 +1,61 @@
+//! The envtest tier: starts etcd and kube-apiserver from `KUBEBUILDER_ASSETS` (built by
+//! `shared/tools/envtest-assets.sh`), writes a kubeconfig, and runs every integration test
+//! target with `KCACHE_TEST_KUBECONFIG` pointing at it. Both processes are always stopped.
+
+mod certs;
+mod control_plane;
+mod report;
+
+use std::path::{Path, PathBuf};
+
+/// Runs the envtest tier.
+pub fn run() -> Result<(), String> {
+    let assets = std::env::var("KUBEBUILDER_ASSETS").map_err(|_| {
+        "KUBEBUILDER_ASSETS is not set: run shared/tools/envtest-assets.sh and export what it prints".to_string()
+    })?;
+    let assets = PathBuf::from(assets);
+    for bin in ["etcd", "kube-apiserver"] {
+        if !assets.join(bin).is_file() {
+            return Err(format!("{bin} is missing from KUBEBUILDER_ASSETS={}", assets.display()));
+        }
+    }
+    let dir = run_dir()?;
+    let result = run_in(&assets, &dir);
+    if result.is_ok() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        eprintln!("xtask: logs kept in {}", dir.display());
+    }
+    result
+}
+
+fn run_dir() -> Result<PathBuf, String> {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("kcache-envtest-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn run_in(assets: &Path, dir: &Path) -> Result<(), String> {
+    let creds = certs::generate(dir)?;
+    let plane = control_plane::start(assets, dir, &creds)?;
+    let kubeconfig = dir.join("kubeconfig");
+    write_kubeconfig(&kubeconfig, &plane.url, &creds)?;
+    eprintln!("xtask: KCACHE_TEST_KUBECONFIG={}", kubeconfig.display());
+    let kc = kubeconfig.display().to_string();
+    let path = format!("{}:{}", assets.display(), std::env::var("PATH").unwrap_or_default());
+    report::run_tests(&[("KCACHE_TEST_KUBECONFIG", kc.as_str()), ("PATH", path.as_str())])
+    // `plane` drops here: kube-apiserver, then etcd, are stopped whatever the tests did.
+}
+
+fn write_kubeconfig(path: &Path, server: &str, creds: &certs::Credentials) -> Result<(), String> {
+    let ca = std::fs::read(&creds.ca_cert).map_err(|e| format!("cannot read the CA: {e}"))?;
+    let text = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: {server}\n    certificate-authority-data: {}\n\
+         contexts:\n- name: envtest\n  context:\n    cluster: envtest\n    user: envtest\n    namespace: default\n\
+         current-context: envtest\nusers:\n- name: envtest\n  user:\n    token: {}\n",
+        certs::base64(&ca),
+        creds.token
+    );
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
