@@ -1,3 +1,20 @@
-//! kcache-delta-fifo (work in progress).
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+mod delta;
+mod error;
+mod fifo;
+mod in_order;
+mod initial_sync;
+mod keyed;
+mod options;
+mod popped;
+mod rules;
+
+pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
+pub use error::Error;
+pub use fifo::{DeltaFifo, QueueMetrics};
+pub use kcache_core::DeletedFinalStateUnknown;
+pub use options::{DeltaFifoOptions, FifoMode, TransformFunc};
+pub use popped::Popped;

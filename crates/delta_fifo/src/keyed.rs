@@ -1,0 +1,169 @@
+//! Delta mode: client-go's `DeltaFIFO` rules — deltas grouped per key, each key queued once.
+
+use std::collections::hash_map::Entry;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use ahash::{AHashMap, AHashSet};
+use kcache_core::ObjectKey;
+use tokio::time::Instant;
+
+use crate::rules::{KnownView, Processing, QueueRules};
+use crate::{Delta, DeltaObject, DeltaType, Deltas};
+
+/// Per-key delta lists plus the order their keys were queued in.
+///
+/// Invariant: a key is in `queue` iff it is in `items`, exactly once; its list is never empty.
+pub(crate) struct KeyedQueue<K> {
+    items: AHashMap<ObjectKey, Vec<Delta<K>>>,
+    queue: VecDeque<(ObjectKey, Instant)>,
+}
+
+impl<K> KeyedQueue<K> {
+    pub(crate) fn new() -> Self {
+        KeyedQueue {
+            items: AHashMap::new(),
+            queue: VecDeque::new(),
+        }
+    }
+
+    /// Appends a delta; a key already queued keeps its place.
+    fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
+        match self.items.entry(key) {
+            Entry::Occupied(mut e) => push_deduped(e.get_mut(), delta),
+            Entry::Vacant(e) => {
+                self.queue.push_back((e.key().clone(), Instant::now()));
+                e.insert(vec![delta]);
+            }
+        }
+    }
+}
+
+/// Appends `d`, collapsing two consecutive deletions into one: the newer if the older is a
+/// tombstone (the newer knows more), else the older (client-go's `dedupDeltas`).
+fn push_deduped<K>(deltas: &mut Vec<Delta<K>>, d: Delta<K>) {
+    if let Some(last) = deltas.last_mut() {
+        if last.type_ == DeltaType::Deleted && d.type_ == DeltaType::Deleted {
+            if last.object.is_tombstone() {
+                *last = d;
+            }
+            return;
+        }
+    }
+    deltas.push(d);
+}
+
+impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>) {
+        self.append(key, delta);
+    }
+
+    fn delete(&mut self, key: ObjectKey, obj: Arc<K>, known: &KnownView<'_, K>) {
+        // Without a cache, only a queued key can be deleted; with one, a key absent from both
+        // the queue and the cache was already deleted.
+        if !self.items.contains_key(&key) && (!known.is_present() || known.get(&key).is_none()) {
+            return;
+        }
+        self.append(key, Delta::new(DeltaType::Deleted, obj));
+    }
+
+    fn replace(
+        &mut self,
+        items: Vec<(ObjectKey, Arc<K>)>,
+        replaced: DeltaType,
+        known: &KnownView<'_, K>,
+    ) -> usize {
+        let mut listed = AHashSet::with_capacity(items.len());
+        for (key, obj) in items {
+            listed.insert(key.clone());
+            self.append(key, Delta::new(replaced, obj));
+        }
+        // Queued keys missing from the list vanished: tombstone them with their newest state
+        // (client-go #115658 — without this they stay in the cache as ghosts).
+        let vanished: Vec<(ObjectKey, Option<Arc<K>>)> = self
+            .queue
+            .iter()
+            .filter(|(k, _)| !listed.contains(k))
+            .map(|(k, _)| {
+                let newest = self.items.get(k).and_then(|d| d.last());
+                (k.clone(), newest.and_then(|d| d.object.object().cloned()))
+            })
+            .collect();
+        let mut queued_deletions = vanished.len();
+        for (k, obj) in vanished {
+            self.append(k.clone(), Delta::tombstone(k, obj));
+        }
+        for k in known.keys() {
+            if listed.contains(&k) || self.items.contains_key(&k) {
+                continue;
+            }
+            let obj = known.get(&k);
+            queued_deletions += 1;
+            self.append(k.clone(), Delta::tombstone(k, obj));
+        }
+        listed.len() + queued_deletions
+    }
+
+    fn resync(&mut self, known: &KnownView<'_, K>) {
+        for k in known.keys() {
+            if self.items.contains_key(&k) {
+                continue;
+            }
+            if let Some(obj) = known.get(&k) {
+                self.append(k, Delta::new(DeltaType::Sync, obj));
+            }
+        }
+    }
+
+    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>)> {
+        let i = if processing.is_empty() {
+            0
+        } else {
+            self.queue
+                .iter()
+                .position(|(k, _)| !processing.contains_key(k))?
+        };
+        let (key, _) = self.queue.remove(i)?;
+        let deltas = self.items.remove(&key)?;
+        Some((key, Deltas(deltas)))
+    }
+
+    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>) {
+        match self.items.entry(key) {
+            Entry::Occupied(mut e) => {
+                let newer = std::mem::replace(e.get_mut(), deltas.0);
+                for d in newer {
+                    push_deduped(e.get_mut(), d);
+                }
+            }
+            Entry::Vacant(e) => {
+                self.queue.push_back((e.key().clone(), Instant::now()));
+                e.insert(deltas.0);
+            }
+        }
+    }
+
+    fn depth(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn oldest(&self) -> Option<Instant> {
+        self.queue.front().map(|(_, t)| *t)
+    }
+
+    fn keys(&self) -> Vec<ObjectKey> {
+        self.queue.iter().map(|(k, _)| k.clone()).collect()
+    }
+
+    fn deltas_of(&self, key: &str) -> Option<Deltas<K>> {
+        self.items.get(key).map(|d| Deltas(d.clone()))
+    }
+
+    fn newest_objects(&self) -> Vec<DeltaObject<K>> {
+        self.queue
+            .iter()
+            .filter_map(|(k, _)| self.items.get(k)?.last())
+            .map(|d| d.object.clone())
+            .collect()
+    }
+}
