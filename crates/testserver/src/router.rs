@@ -21,6 +21,8 @@ enum Route {
     Groups,
     Group(String),
     Resources(String, String),
+    OpenApiV3,
+    OpenApiV3GroupVersion(String),
     Resource(Target),
 }
 
@@ -28,6 +30,8 @@ fn parse_path(state: &ServerState, path: &str) -> Result<Route, ApiError> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["version"] => return Ok(Route::Version),
+        ["openapi", "v3"] => return Ok(Route::OpenApiV3),
+        ["openapi", "v3", gv @ ..] => return Ok(Route::OpenApiV3GroupVersion(gv.join("/"))),
         ["api"] => return Ok(Route::CoreVersions),
         ["apis"] => return Ok(Route::Groups),
         ["apis", g] => return Ok(Route::Group(g.to_string())),
@@ -125,5 +129,7 @@ where
         Route::Groups => discovery::group_list(state),
         Route::Group(g) => discovery::group(state, &g),
         Route::Resources(g, v) => discovery::resource_list(state, &g, &v),
+        Route::OpenApiV3 => discovery::openapi_v3_root(state),
+        Route::OpenApiV3GroupVersion(gv) => discovery::openapi_v3_group_version(state, &gv),
     }
 }

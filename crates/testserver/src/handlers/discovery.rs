@@ -94,3 +94,43 @@ pub(crate) fn resource_list(state: &ServerState, group: &str, version: &str) -> 
         &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
     ))
 }
+
+fn gv_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// `/openapi/v3`: one entry per served group-version. kubectl reads it to learn that the server
+/// validates fields itself (`fieldValidation`), and then skips client-side schema validation —
+/// the documents carry no schemas. `/openapi/v2` stays 404, which kubectl tolerates.
+pub(crate) fn openapi_v3_root(state: &ServerState) -> ApiResult {
+    let mut paths = serde_json::Map::new();
+    for r in state.resources.all() {
+        let p = gv_path(&r.api.group, &r.api.version);
+        paths.insert(p.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{p}")}));
+    }
+    Ok(json_value(StatusCode::OK, &json!({"paths": paths})))
+}
+
+/// `/openapi/v3/{api/v1 | apis/group/version}`: each object path with a PATCH operation that
+/// names its kind and accepts `fieldValidation`.
+pub(crate) fn openapi_v3_group_version(state: &ServerState, gv: &str) -> ApiResult {
+    let mut paths = serde_json::Map::new();
+    for r in state.resources.all().iter().filter(|r| gv_path(&r.api.group, &r.api.version) == gv) {
+        let path = r.api.object_path(r.api.namespaced.then_some("{namespace}"), "{name}");
+        let op = json!({"x-kubernetes-group-version-kind": {"group": r.api.group, "version": r.api.version, "kind": r.api.kind},
+                        "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
+                        "responses": {}});
+        paths.insert(path, json!({"patch": op}));
+    }
+    if paths.is_empty() {
+        return Err(ApiError::no_route());
+    }
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": paths}),
+    ))
+}
