@@ -1,0 +1,109 @@
+//! One index: value → the objects indexed under it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ahash::RandomState;
+use kcache_core::ObjectKey;
+
+use crate::values::{IndexValues, Values};
+
+/// The objects of one index value, by key. It holds the object handles themselves, so `by_index`
+/// never looks anything up in the item map.
+pub(crate) type Members<K> = HashMap<ObjectKey, Arc<K>, RandomState>;
+
+struct Bucket<K> {
+    /// The interned value, shared with every object's stored [`Values`].
+    value: Arc<str>,
+    members: Members<K>,
+}
+
+/// One index (client-go's `Index`, a value → set-of-keys map). A value whose set empties is
+/// removed at once, so every value present has at least one member.
+pub(crate) struct Index<K> {
+    buckets: HashMap<Arc<str>, Bucket<K>, RandomState>,
+    hasher: RandomState,
+}
+
+impl<K> Index<K> {
+    pub(crate) fn new(hasher: RandomState) -> Self {
+        Index {
+            buckets: HashMap::with_hasher(hasher.clone()),
+            hasher,
+        }
+    }
+
+    /// Adds `key` under each of `new`'s values and returns the stored form of those values.
+    pub(crate) fn insert(
+        &mut self,
+        key: &ObjectKey,
+        new: &IndexValues<'_>,
+        obj: &Arc<K>,
+    ) -> Values {
+        if new.len() == 1 {
+            let v = new.iter().next().unwrap_or_default();
+            return Values::One(self.add_member(v, key, obj));
+        }
+        Values::from_interned(new.iter().map(|v| self.add_member(v, key, obj)).collect())
+    }
+
+    /// Adds `key` to the set of `value` (creating it) and returns the interned value.
+    fn add_member(&mut self, value: &str, key: &ObjectKey, obj: &Arc<K>) -> Arc<str> {
+        let bucket = match self.buckets.get_mut(value) {
+            Some(b) => b,
+            None => {
+                let interned: Arc<str> = Arc::from(value);
+                let bucket = Bucket {
+                    value: interned.clone(),
+                    members: HashMap::with_hasher(self.hasher.clone()),
+                };
+                self.buckets.entry(interned).or_insert(bucket)
+            }
+        };
+        bucket.members.insert(key.clone(), obj.clone());
+        bucket.value.clone()
+    }
+
+    /// Removes `key` from each of `old`'s values, dropping sets that become empty.
+    pub(crate) fn remove(&mut self, key: &ObjectKey, old: &Values) {
+        for v in old.as_slice() {
+            if let Some(b) = self.buckets.get_mut(v) {
+                b.members.remove(key);
+                if b.members.is_empty() {
+                    self.buckets.remove(v);
+                }
+            }
+        }
+    }
+
+    /// Moves `key` from `old`'s values to `new`'s. When they are the same (the usual update) only
+    /// the object handle in each set is replaced.
+    pub(crate) fn update(
+        &mut self,
+        key: &ObjectKey,
+        old: &mut Values,
+        new: &IndexValues<'_>,
+        obj: &Arc<K>,
+    ) {
+        if old.same_as(new) {
+            for v in old.as_slice() {
+                if let Some(handle) = self.buckets.get_mut(v).and_then(|b| b.members.get_mut(key)) {
+                    *handle = obj.clone();
+                }
+            }
+        } else {
+            self.remove(key, old);
+            *old = self.insert(key, new, obj);
+        }
+    }
+
+    /// The objects indexed under `value`.
+    pub(crate) fn members(&self, value: &str) -> Option<&Members<K>> {
+        self.buckets.get(value).map(|b| &b.members)
+    }
+
+    /// Every value with at least one member.
+    pub(crate) fn values(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.buckets.keys()
+    }
+}

@@ -1,0 +1,285 @@
+//! The thread-safe store with indexes: client-go's `cache.Indexer` over a `ThreadSafeStore`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kcache_core::{DeletedFinalStateUnknown, Object, ObjectKey};
+use parking_lot::RwLock;
+
+use crate::items::Snapshot;
+use crate::state::{Computed, State};
+use crate::{IndexValues, Indexers, KeyFunc, StoreError};
+
+/// A thread-safe, indexed object cache (client-go's `cache.Indexer`, built on its
+/// `ThreadSafeStore`): objects by key, plus named indexes from values to objects.
+///
+/// Objects are shared `Arc<K>`s. Reads run concurrently with each other; a write holds the lock
+/// only to move hash-map entries: key and index functions run before it takes the lock, and
+/// replaced objects are dropped after it releases it.
+///
+/// What reads cost:
+/// - `get`, `get_by_key`: read lock for one hash lookup; no allocation.
+/// - `snapshot`: read lock for one reference-count increment; no allocation. The snapshot is then
+///   read without any lock for as long as wanted; the writes that follow each copy 1/256 of the
+///   items at most once (only while a snapshot is alive).
+/// - `list`, `list_keys`: a snapshot, then the `Vec` is built without the lock.
+/// - `by_index`, `index`, `index_keys`: read lock while the result (one handle per match) is
+///   copied out; the index holds the object handles, so no per-match lookup.
+pub struct Indexer<K> {
+    state: RwLock<State<K>>,
+    key_func: KeyFunc<K>,
+}
+
+impl<K: Object> Default for Indexer<K> {
+    fn default() -> Self {
+        Self::new(Indexers::new())
+    }
+}
+
+impl<K: Object> Indexer<K> {
+    /// A store keyed by `namespace/name` with these indexes (client-go's
+    /// `NewIndexer(MetaNamespaceKeyFunc, indexers)`).
+    pub fn new(indexers: Indexers<K>) -> Self {
+        Self::with_key_func(KeyFunc::MetaNamespace, indexers)
+    }
+
+    /// A store with a custom key function (client-go's `NewIndexer(keyFunc, indexers)`).
+    pub fn with_key_func(key_func: KeyFunc<K>, indexers: Indexers<K>) -> Self {
+        Indexer {
+            state: RwLock::new(State::new(Arc::new(indexers))),
+            key_func,
+        }
+    }
+
+    /// The key this store files `obj` under.
+    pub fn key_of(&self, obj: &K) -> Result<ObjectKey, StoreError> {
+        self.key_func.key_of(obj)
+    }
+
+    /// Adds `obj`, or replaces the object with its key.
+    ///
+    /// If an index function fails, nothing changes and the error names the index and the key.
+    pub fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        let key = self.key_of(&obj)?;
+        self.put(key, obj)
+    }
+
+    /// Same as [`Indexer::add`] (client-go's `Update`).
+    pub fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
+        self.add(obj)
+    }
+
+    fn put(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
+        let replaced = loop {
+            let indexers = self.state.read().indexers.clone();
+            let values = indexers.compute(&key, &obj)?;
+            let mut st = self.state.write();
+            if Arc::ptr_eq(&st.indexers, &indexers) {
+                break st.put(key, obj.clone(), &values);
+            }
+        };
+        drop(replaced);
+        Ok(())
+    }
+
+    /// Removes the object with `obj`'s key, if present.
+    pub fn delete(&self, obj: &K) -> Result<(), StoreError> {
+        let key = self.key_of(obj)?;
+        self.delete_by_key(key.as_str());
+        Ok(())
+    }
+
+    /// Removes the object stored under `key` and returns it (client-go's
+    /// `ThreadSafeStore.Delete(key)`).
+    pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
+        let slot = self.state.write().remove(key);
+        slot.map(|s| s.obj)
+    }
+
+    /// Removes the object a tombstone names, by the tombstone's key
+    /// ([`crate::deletion_handling_meta_namespace_key_func`]).
+    pub fn delete_tombstone(&self, tombstone: &DeletedFinalStateUnknown<K>) -> Option<Arc<K>> {
+        self.delete_by_key(crate::deletion_handling_meta_namespace_key_func(tombstone).as_str())
+    }
+
+    /// The stored object with `obj`'s key.
+    pub fn get(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError> {
+        let key = self.key_of(obj)?;
+        Ok(self.get_by_key(key.as_str()))
+    }
+
+    /// The stored object with this key.
+    pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
+        self.state.read().items.get(key).map(|s| s.obj.clone())
+    }
+
+    /// How many objects are stored.
+    pub fn len(&self) -> usize {
+        self.state.read().items.len()
+    }
+
+    /// Whether the store is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An immutable view of every object now stored, for long iterations that must not hold
+    /// writers back (client-go #130767).
+    pub fn snapshot(&self) -> Snapshot<K> {
+        Snapshot::new(self.state.read().items.clone())
+    }
+
+    /// Every stored object, in no particular order.
+    pub fn list(&self) -> Vec<Arc<K>> {
+        self.snapshot().objects().cloned().collect()
+    }
+
+    /// Every stored key, in no particular order.
+    pub fn list_keys(&self) -> Vec<ObjectKey> {
+        self.snapshot().iter().map(|(k, _)| k.clone()).collect()
+    }
+
+    /// Replaces the whole content with `items` and rebuilds every index (a relist). A later item
+    /// with the same key as an earlier one wins. If a key or index function fails, nothing
+    /// changes. The new content is built without the lock; the lock is held only to swap it in,
+    /// and the old content is freed after.
+    ///
+    /// `resource_version` is the list's; a plain store has no use for it.
+    pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
+        let _ = resource_version;
+        let keyed = items
+            .into_iter()
+            .map(|obj| Ok((self.key_of(&obj)?, obj)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let previous = loop {
+            let indexers = self.state.read().indexers.clone();
+            let mut fresh = State::new(indexers.clone());
+            for (key, obj) in &keyed {
+                let values = indexers.compute(key, obj)?;
+                fresh.put(key.clone(), obj.clone(), &values);
+            }
+            let mut st = self.state.write();
+            if Arc::ptr_eq(&st.indexers, &indexers) {
+                break std::mem::replace(&mut *st, fresh);
+            }
+        };
+        drop(previous);
+        Ok(())
+    }
+
+    /// Nothing to do for a plain store (client-go's `Resync`).
+    pub fn resync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Adds index functions and indexes every stored object with them at once (allowed on a
+    /// non-empty store, as in client-go v0.30+). A name that exists already is a conflict; an index
+    /// function failing on a stored object rejects the whole call. The functions run without the
+    /// lock; the lock is held to check that no write slipped in meanwhile (otherwise only the
+    /// changed objects are computed again) and to fill the new indexes.
+    pub fn add_indexers(&self, new: Indexers<K>) -> Result<(), StoreError> {
+        let mut computed: Computed<K> = HashMap::default();
+        loop {
+            let (items, current) = {
+                let st = self.state.read();
+                (Snapshot::new(st.items.clone()), st.indexers.clone())
+            };
+            let conflicts = new.conflicts_with(&current);
+            if !conflicts.is_empty() {
+                return Err(StoreError::IndexerConflict(conflicts));
+            }
+            let mut next: Computed<K> =
+                HashMap::with_capacity_and_hasher(items.len(), Default::default());
+            for (key, obj) in items.iter() {
+                let entry = match computed.remove(key) {
+                    Some(done) if Arc::ptr_eq(&done.0, obj) => done,
+                    _ => {
+                        let values = new.compute(key, obj)?;
+                        (
+                            obj.clone(),
+                            values.into_iter().map(IndexValues::into_owned).collect(),
+                        )
+                    }
+                };
+                next.insert(key.clone(), entry);
+            }
+            computed = next;
+            drop(items);
+            let mut st = self.state.write();
+            if Arc::ptr_eq(&st.indexers, &current) && st.covered_by(&computed) {
+                st.add_indexes(Arc::new(current.extended(&new)), &computed);
+                return Ok(());
+            }
+        }
+    }
+
+    /// The index functions (client-go's `GetIndexers`).
+    pub fn get_indexers(&self) -> Indexers<K> {
+        (*self.state.read().indexers).clone()
+    }
+
+    /// The objects indexed under `value` in index `name` (client-go's `ByIndex`).
+    pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        let st = self.state.read();
+        let index = st.index(name)?;
+        Ok(index
+            .members(value)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default())
+    }
+
+    /// The keys indexed under `value` in index `name`, sorted (client-go's `IndexKeys`).
+    pub fn index_keys(&self, name: &str, value: &str) -> Result<Vec<ObjectKey>, StoreError> {
+        let mut keys: Vec<ObjectKey> = {
+            let st = self.state.read();
+            let index = st.index(name)?;
+            index
+                .members(value)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        keys.sort_unstable();
+        Ok(keys)
+    }
+
+    /// The objects that share any of `obj`'s values in index `name`, each once (client-go's
+    /// `Index`). The index function runs on `obj` before the lock is taken.
+    pub fn index(&self, name: &str, obj: &K) -> Result<Vec<Arc<K>>, StoreError> {
+        let indexers = self.state.read().indexers.clone();
+        let pos = indexers
+            .position(name)
+            .ok_or_else(|| StoreError::IndexNotFound(name.to_string()))?;
+        let func = &indexers.entries[pos].1;
+        let values = func(obj).map_err(|e| StoreError::IndexFunc {
+            index: name.to_string(),
+            key: self.key_of(obj).map(|k| k.to_string()).unwrap_or_default(),
+            message: e.to_string(),
+        })?;
+        let st = self.state.read();
+        let index = st.index(name)?;
+        let mut sets = values.iter().filter_map(|v| index.members(v));
+        match values.len() {
+            1 => Ok(sets
+                .next()
+                .map(|m| m.values().cloned().collect())
+                .unwrap_or_default()),
+            _ => {
+                let mut union: HashMap<&ObjectKey, &Arc<K>, ahash::RandomState> =
+                    HashMap::default();
+                for m in sets {
+                    union.extend(m.iter());
+                }
+                Ok(union.into_values().cloned().collect())
+            }
+        }
+    }
+
+    /// Every value of index `name` that has at least one object (client-go's
+    /// `ListIndexFuncValues`); empty for an unknown index, as in client-go.
+    pub fn list_index_func_values(&self, name: &str) -> Vec<Arc<str>> {
+        let st = self.state.read();
+        st.index(name)
+            .map(|index| index.values().cloned().collect())
+            .unwrap_or_default()
+    }
+}
