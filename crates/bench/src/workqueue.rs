@@ -71,7 +71,7 @@ pub fn run(args: Args) {
         })
         .collect();
     for i in 0..args.adds {
-        queue.add(keys[i % keys.len()].clone());
+        queue.add_ref(&keys[i % keys.len()]);
     }
     queue.shut_down();
     for w in workers {

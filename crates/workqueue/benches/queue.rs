@@ -26,6 +26,16 @@ fn queue_benches(c: &mut Criterion) {
         });
     });
 
+    c.bench_function("add_ref_dirty", |b| {
+        let q = Queue::new();
+        keys.iter().for_each(|k| q.add(k.clone()));
+        let mut i = 0;
+        b.iter(|| {
+            q.add_ref(black_box(&keys[i % keys.len()]));
+            i += 1;
+        });
+    });
+
     c.bench_function("add_get_done", |b| {
         let q = Queue::new();
         let mut i = 0;

@@ -1,20 +1,26 @@
 //! The shared engine behind [`Queue`](crate::Queue) and [`PriorityQueue`](crate::PriorityQueue):
-//! client-go's dirty/processing rules (`queue.go`), one lock, and wake-ups for both blocking
-//! threads and async tasks.
+//! client-go's dirty/processing rules (`queue.go`) and wake-ups for both blocking threads and
+//! async tasks.
+//!
+//! Layout: client-go keeps the queue, `dirty` and `processing` under one lock. Here the
+//! dirty/processing flags of each item live in one of [`SHARDS`] maps, each with its own lock,
+//! and only the order of queued items (plus the waiters) sits behind the `order` lock. An add of
+//! an already-dirty item — most adds of a busy controller — then takes one shard lock that
+//! workers rarely hold, and never the lock they wait on. Lock order: shard → order → metrics.
 //!
 //! Wake-up protocol (no lost wake-ups, no syscall when nobody waits):
-//! - a blocking getter first polls a lock-free length for a few microseconds (see `SPINS`), then
-//!   increments `blocked` and waits on `cond` under the lock; a notifier that
-//!   finds `blocked > 0` decrements it and calls `notify_one` (parking_lot's `Condvar` has no
-//!   spurious wake-ups, so the count is exact);
-//! - an async getter registers its waker in `async_waiters` under the lock; a notifier pops one;
-//!   a getter dropped after being popped, before it took an item, passes the wake-up on;
+//! - a blocking getter first polls a lock-free length for a few microseconds (see [`SPINS`]),
+//!   then increments `blocked` and waits on `cond` under the order lock; a notifier that finds
+//!   `blocked > 0` decrements it and calls `notify_one` (parking_lot's `Condvar` has no spurious
+//!   wake-ups, so the count is exact);
+//! - an async getter registers its waker in `async_waiters` under the order lock; a notifier pops
+//!   one; a getter dropped after being popped, before it took an item, passes the wake-up on;
 //! - shutdown wakes every getter of both kinds.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::poll_fn;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
@@ -30,6 +36,9 @@ pub(crate) type Hasher = ahash::RandomState;
 /// `yield_now`. A producer adding fast then never pays a wake-up syscall, and on a loaded machine
 /// the yields hand the core to it; an idle getter parks after a few microseconds.
 const SPINS: u32 = 64;
+
+/// Number of dirty/processing shards (a power of two).
+const SHARDS: usize = 32;
 
 const DIRTY: u8 = 1;
 const PROCESSING: u8 = 2;
@@ -48,6 +57,28 @@ pub(crate) trait Pending<T>: Send {
     fn len(&self) -> usize;
 }
 
+/// An item given to `add`: owned (moved into the queue) or borrowed (cloned if queued).
+pub(crate) enum Item<'a, T> {
+    Owned(T),
+    Borrowed(&'a T),
+}
+
+impl<T: Clone> Item<'_, T> {
+    fn as_ref(&self) -> &T {
+        match self {
+            Item::Owned(t) => t,
+            Item::Borrowed(t) => t,
+        }
+    }
+
+    fn into_owned(self) -> T {
+        match self {
+            Item::Owned(t) => t,
+            Item::Borrowed(t) => t.clone(),
+        }
+    }
+}
+
 /// Dirty and processing flags plus the priority the item was (or will be) queued with.
 #[derive(Clone, Copy)]
 struct Entry<P> {
@@ -55,34 +86,43 @@ struct Entry<P> {
     priority: P,
 }
 
-struct State<T, P: Pending<T>> {
+/// client-go's `dirty` and `processing` sets for one shard of items, in one map so an operation
+/// costs one lookup; aligned so shards do not share cache lines.
+#[repr(align(128))]
+struct Shard<T, Pr>(Mutex<HashMap<T, Entry<Pr>, Hasher>>);
+
+/// What the order lock protects: queued items and the getters waiting for one.
+struct Order<P> {
     pending: P,
-    /// Every item that is dirty, processing, or both: client-go's `dirty` and `processing` sets
-    /// in one map, so the hot path costs one hash lookup.
-    items: HashMap<T, Entry<P::Priority>, Hasher>,
-    processing: usize,
-    shutting_down: bool,
     drain: bool,
     /// Blocking getters parked on `cond` that nobody has notified yet.
     blocked: usize,
     /// Async getters waiting for an item, oldest first.
-    async_waiters: std::collections::VecDeque<(u64, Waker)>,
+    async_waiters: VecDeque<(u64, Waker)>,
     next_waiter: u64,
-    metrics: Option<QueueMetrics<T>>,
 }
 
 /// The queue proper; [`Queue`](crate::Queue) and [`PriorityQueue`](crate::PriorityQueue) are
 /// handles to one of these.
 pub(crate) struct Engine<T, P: Pending<T>> {
-    state: Mutex<State<T, P>>,
+    shards: Box<[Shard<T, P::Priority>]>,
+    hasher: Hasher,
+    order: Mutex<Order<P>>,
     cond: Condvar,
     /// Wakes blocking `shut_down_with_drain` callers.
     drain_cond: Condvar,
     /// Wakes async drain waiters and the delaying queue's timer on shutdown or drain progress.
     events: Notify,
-    retries: Option<Arc<dyn CounterMetric>>,
+    /// Written under the order lock; read without it on the add fast path.
+    shutting_down: AtomicBool,
+    /// `drain`, readable without the lock by `done`.
+    draining: AtomicBool,
+    /// Items handed out and not done yet.
+    processing: AtomicUsize,
     /// `pending.len()`, readable without the lock by spinning getters.
     queued: AtomicUsize,
+    metrics: Option<Mutex<QueueMetrics<T>>>,
+    retries: Option<Arc<dyn CounterMetric>>,
 }
 
 impl<T, P> Engine<T, P>
@@ -91,122 +131,164 @@ where
     P: Pending<T>,
 {
     pub(crate) fn new(pending: P, metrics: Option<QueueMetrics<T>>) -> Self {
-        let retries = metrics.as_ref().map(|m| m.retries.clone());
+        let hasher = Hasher::new();
         Engine {
-            state: Mutex::new(State {
+            shards: (0..SHARDS)
+                .map(|_| Shard(Mutex::new(HashMap::with_hasher(hasher.clone()))))
+                .collect(),
+            hasher,
+            order: Mutex::new(Order {
                 pending,
-                items: HashMap::with_hasher(Hasher::new()),
-                processing: 0,
-                shutting_down: false,
                 drain: false,
                 blocked: 0,
-                async_waiters: Default::default(),
+                async_waiters: VecDeque::new(),
                 next_waiter: 0,
-                metrics,
             }),
             cond: Condvar::new(),
             drain_cond: Condvar::new(),
             events: Notify::new(),
-            retries,
+            shutting_down: AtomicBool::new(false),
+            draining: AtomicBool::new(false),
+            processing: AtomicUsize::new(0),
             queued: AtomicUsize::new(0),
+            retries: metrics.as_ref().map(|m| m.retries.clone()),
+            metrics: metrics.map(Mutex::new),
         }
     }
 
-    /// client-go `Add`: see the crate docs for the rules.
-    pub(crate) fn add(&self, item: T, priority: P::Priority) {
-        let waker = {
-            let mut st = self.state.lock();
-            if st.shutting_down {
+    /// The shard of `item`. Bits 40..45 of the hash: the shard maps (same hasher) use the low
+    /// bits for buckets and the top 7 for tags, so shard choice does not skew them.
+    fn shard(&self, item: &T) -> MutexGuard<'_, HashMap<T, Entry<P::Priority>, Hasher>> {
+        let hash = self.hasher.hash_one(item);
+        self.shards[(hash >> 40) as usize & (SHARDS - 1)].0.lock()
+    }
+
+    fn metric(&self, f: impl FnOnce(&mut QueueMetrics<T>)) {
+        if let Some(m) = &self.metrics {
+            f(&mut m.lock());
+        }
+    }
+
+    /// client-go `Add`: see [`Queue::add`](crate::Queue::add) for the rules. A borrowed item is
+    /// cloned only when it becomes queued, so collapsed adds copy nothing.
+    pub(crate) fn add(&self, item: Item<'_, T>, priority: P::Priority) {
+        if self.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let mut items = self.shard(item.as_ref());
+        if let Some(e) = items.get_mut(item.as_ref()) {
+            let Entry {
+                flags,
+                priority: old,
+            } = *e;
+            if flags & DIRTY != 0 {
+                // Already waiting: only a higher priority changes anything.
+                if priority > old {
+                    e.priority = priority;
+                    if flags & PROCESSING == 0 {
+                        self.order
+                            .lock()
+                            .pending
+                            .raise(item.as_ref(), old, priority);
+                    }
+                }
                 return;
             }
-            let st = &mut *st;
-            match st.items.entry(item) {
-                std::collections::hash_map::Entry::Occupied(mut e) => {
-                    let Entry {
-                        flags,
-                        priority: old,
-                    } = *e.get();
-                    if flags & DIRTY != 0 {
-                        // Already waiting: only a higher priority changes anything.
-                        if priority > old {
-                            if flags & PROCESSING == 0 {
-                                st.pending.raise(e.key(), old, priority);
-                            }
-                            e.get_mut().priority = priority;
-                        }
-                        return;
-                    }
-                    // Processing and clean: `done` will queue it again.
-                    *e.get_mut() = Entry {
-                        flags: flags | DIRTY,
-                        priority,
-                    };
-                    if let Some(m) = &mut st.metrics {
-                        m.add(e.key());
-                    }
-                    return;
-                }
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    if let Some(m) = &mut st.metrics {
-                        m.add(v.key());
-                    }
-                    let item = v.key().clone();
-                    v.insert(Entry {
-                        flags: DIRTY,
-                        priority,
-                    });
-                    st.pending.push(item, priority);
-                    self.queued.store(st.pending.len(), Ordering::Relaxed);
-                }
+            // Processing and clean: `done` will queue it again.
+            *e = Entry {
+                flags: flags | DIRTY,
+                priority,
+            };
+            self.metric(|m| m.add(item.as_ref()));
+            return;
+        }
+        let waker = {
+            let mut order = self.order.lock();
+            // Exact under the order lock, where shutdown sets it.
+            if self.shutting_down.load(Ordering::Relaxed) {
+                return;
             }
-            self.wake_one(st)
+            self.metric(|m| m.add(item.as_ref()));
+            self.push(&mut order, item.as_ref().clone(), priority)
         };
+        // A getter that pops the item waits for this shard lock to mark it processing.
+        items.insert(
+            item.into_owned(),
+            Entry {
+                flags: DIRTY,
+                priority,
+            },
+        );
+        drop(items);
         if let Some(w) = waker {
             w.wake();
         }
     }
 
-    /// Wakes one getter after an item was queued; an async waker is returned to be woken after
-    /// the lock is released.
-    fn wake_one(&self, st: &mut State<T, P>) -> Option<Waker> {
-        if st.blocked > 0 {
-            st.blocked -= 1;
+    /// Queues an item and wakes one getter; an async waker is returned to be woken after the
+    /// locks are released.
+    fn push(&self, order: &mut Order<P>, item: T, priority: P::Priority) -> Option<Waker> {
+        order.pending.push(item, priority);
+        self.queued.store(order.pending.len(), Ordering::Relaxed);
+        if order.blocked > 0 {
+            order.blocked -= 1;
             self.cond.notify_one();
             None
         } else {
-            st.async_waiters.pop_front().map(|(_, w)| w)
+            order.async_waiters.pop_front().map(|(_, w)| w)
         }
     }
 
-    /// Moves the next queued item from dirty to processing.
-    fn take_next(&self, st: &mut State<T, P>) -> Option<T> {
-        let item = st.pending.pop()?;
-        self.queued.store(st.pending.len(), Ordering::Relaxed);
-        if let Some(e) = st.items.get_mut(&item) {
-            e.flags = PROCESSING;
-            e.priority = P::Priority::default();
+    /// Wakes one getter without queuing anything (a cancelled getter passing its turn on).
+    fn wake_one(&self, order: &mut Order<P>) -> Option<Waker> {
+        if order.blocked > 0 {
+            order.blocked -= 1;
+            self.cond.notify_one();
+            None
+        } else {
+            order.async_waiters.pop_front().map(|(_, w)| w)
         }
-        st.processing += 1;
-        if let Some(m) = &mut st.metrics {
-            m.get(&item);
-        }
+    }
+
+    /// Pops the next queued item and counts it as processing; the caller then calls
+    /// [`start_processing`](Self::start_processing) once the order lock is released.
+    fn take_next(&self, order: &mut Order<P>) -> Option<T> {
+        let item = order.pending.pop()?;
+        self.queued.store(order.pending.len(), Ordering::Relaxed);
+        self.processing.fetch_add(1, Ordering::SeqCst);
+        self.metric(|m| m.get(&item));
         Some(item)
+    }
+
+    /// Moves a popped item from dirty to processing.
+    fn start_processing(&self, item: &T) {
+        if let Some(e) = self.shard(item).get_mut(item) {
+            *e = Entry {
+                flags: PROCESSING,
+                priority: P::Priority::default(),
+            };
+        }
     }
 
     /// client-go `Get` for plain threads: `None` once shut down and empty.
     pub(crate) fn get_blocking(&self) -> Option<T> {
-        let mut st = self.state.lock();
+        let mut order = self.order.lock();
         let mut spins = 0u32;
         loop {
-            if let Some(item) = self.take_next(&mut st) {
+            if let Some(item) = self.take_next(&mut order) {
+                drop(order);
+                self.start_processing(&item);
                 return Some(item);
             }
-            if st.shutting_down {
+            if self.shutting_down.load(Ordering::Relaxed) {
                 return None;
             }
             if spins < SPINS {
-                drop(st);
-                while spins < SPINS && self.queued.load(Ordering::Relaxed) == 0 {
+                drop(order);
+                while spins < SPINS
+                    && self.queued.load(Ordering::Relaxed) == 0
+                    && !self.shutting_down.load(Ordering::Relaxed)
+                {
                     spins += 1;
                     if spins < SPINS / 2 {
                         std::hint::spin_loop();
@@ -215,11 +297,11 @@ where
                     }
                 }
                 spins = SPINS;
-                st = self.state.lock();
+                order = self.order.lock();
                 continue;
             }
-            st.blocked += 1;
-            self.cond.wait(&mut st);
+            order.blocked += 1;
+            self.cond.wait(&mut order);
         }
     }
 
@@ -235,35 +317,32 @@ where
 
     /// client-go `Done`: ends processing; re-queues the item if it was added meanwhile.
     pub(crate) fn done(&self, item: &T) {
-        let waker = {
-            let mut st = self.state.lock();
-            let st = &mut *st;
-            if let Some(m) = &mut st.metrics {
-                m.done(item);
-            }
-            let Some(e) = st.items.get_mut(item) else {
-                return;
-            };
-            if e.flags & PROCESSING == 0 {
-                return;
-            }
-            st.processing -= 1;
-            let waker = if e.flags & DIRTY != 0 {
-                e.flags = DIRTY;
-                let priority = e.priority;
-                st.pending.push(item.clone(), priority);
-                self.queued.store(st.pending.len(), Ordering::Relaxed);
-                self.wake_one(st)
-            } else {
-                st.items.remove(item);
-                None
-            };
-            if st.processing == 0 && st.drain {
-                self.drain_cond.notify_all();
-                self.events.notify_waiters();
-            }
-            waker
+        let mut items = self.shard(item);
+        let Some(e) = items.get_mut(item) else {
+            return;
         };
+        if e.flags & PROCESSING == 0 {
+            return;
+        }
+        self.metric(|m| m.done(item));
+        let waker = if e.flags & DIRTY != 0 {
+            e.flags = DIRTY;
+            let priority = e.priority;
+            self.push(&mut self.order.lock(), item.clone(), priority)
+        } else {
+            items.remove(item);
+            None
+        };
+        drop(items);
+        // SeqCst pairs with `shut_down`'s store of `draining` and the drain waiter's load of
+        // `processing`: one of the two sides sees the other.
+        if self.processing.fetch_sub(1, Ordering::SeqCst) == 1
+            && self.draining.load(Ordering::SeqCst)
+        {
+            drop(self.order.lock()); // a drain waiter is parked or has not checked yet
+            self.drain_cond.notify_all();
+            self.events.notify_waiters();
+        }
         if let Some(w) = waker {
             w.wake();
         }
@@ -271,45 +350,46 @@ where
 
     /// Whether the item is dirty or processing (client-go `Find`, without the shutdown flag).
     pub(crate) fn contains(&self, item: &T) -> bool {
-        self.state.lock().items.contains_key(item)
+        self.shard(item).contains_key(item)
     }
 
     /// Queued items only.
     pub(crate) fn len(&self) -> usize {
-        self.state.lock().pending.len()
+        self.order.lock().pending.len()
     }
 
     pub(crate) fn shutting_down(&self) -> bool {
-        self.state.lock().shutting_down
+        self.shutting_down.load(Ordering::Acquire)
     }
 
-    /// Sets the drain flag and shuts down; wakes every getter of both kinds and every drain
-    /// waiter (a forced shutdown releases them).
+    /// Sets the drain flag and shuts down; wakes every getter of both kinds and, for a forced
+    /// shutdown, every drain waiter.
     pub(crate) fn shut_down(&self, drain: bool) {
         let wakers: Vec<Waker> = {
-            let mut st = self.state.lock();
-            st.drain = drain;
-            st.shutting_down = true;
-            st.blocked = 0;
+            let mut order = self.order.lock();
+            order.drain = drain;
+            self.draining.store(drain, Ordering::SeqCst);
+            self.shutting_down.store(true, Ordering::SeqCst);
+            order.blocked = 0;
             self.cond.notify_all();
             if !drain {
                 self.drain_cond.notify_all();
             }
-            st.async_waiters.drain(..).map(|(_, w)| w).collect()
+            order.async_waiters.drain(..).map(|(_, w)| w).collect()
         };
         self.events.notify_waiters();
         wakers.into_iter().for_each(Waker::wake);
     }
 
-    fn drained(st: &State<T, P>) -> bool {
-        st.processing == 0 || !st.drain
+    fn drained(&self, order: &Order<P>) -> bool {
+        !order.drain || self.processing.load(Ordering::SeqCst) == 0
     }
 
     /// Blocks until nothing is processing or a forced shutdown came.
     pub(crate) fn wait_drained_blocking(&self) {
-        let mut st = self.state.lock();
-        while !Self::drained(&st) {
-            self.drain_cond.wait(&mut st);
+        let mut order = self.order.lock();
+        while !self.drained(&order) {
+            self.drain_cond.wait(&mut order);
         }
     }
 
@@ -319,7 +399,7 @@ where
             let notified = self.events.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            if Self::drained(&self.state.lock()) {
+            if self.drained(&self.order.lock()) {
                 return;
             }
             notified.await;
@@ -340,18 +420,11 @@ where
 
     /// Pushes the unfinished-work and longest-running gauges; false once shut down.
     pub(crate) fn update_unfinished_work(&self) -> bool {
-        let mut st = self.state.lock();
-        if st.shutting_down {
+        if self.shutting_down() {
             return false;
         }
-        if let Some(m) = &mut st.metrics {
-            m.update_unfinished_work();
-        }
+        self.metric(|m| m.update_unfinished_work());
         true
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State<T, P>> {
-        self.state.lock()
     }
 }
 
@@ -372,27 +445,32 @@ where
     P: Pending<T>,
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let mut st = self.engine.lock();
+        let engine = self.engine;
+        let mut order = engine.order.lock();
         let registered = self
             .id
-            .and_then(|id| st.async_waiters.iter().position(|(i, _)| *i == id));
+            .and_then(|id| order.async_waiters.iter().position(|(i, _)| *i == id));
         if self.id.is_some() && registered.is_none() {
             self.id = None; // we were woken and popped
         }
-        let got = self.engine.take_next(&mut st);
-        if got.is_some() || st.shutting_down {
+        let got = engine.take_next(&mut order);
+        if got.is_some() || engine.shutting_down.load(Ordering::Relaxed) {
             if let Some(pos) = registered {
-                st.async_waiters.remove(pos);
+                order.async_waiters.remove(pos);
             }
             self.id = None;
+            drop(order);
+            if let Some(item) = &got {
+                engine.start_processing(item);
+            }
             return Poll::Ready(got);
         }
         match registered {
-            Some(pos) => st.async_waiters[pos].1.clone_from(cx.waker()),
+            Some(pos) => order.async_waiters[pos].1.clone_from(cx.waker()),
             None => {
-                let id = st.next_waiter;
-                st.next_waiter += 1;
-                st.async_waiters.push_back((id, cx.waker().clone()));
+                let id = order.next_waiter;
+                order.next_waiter += 1;
+                order.async_waiters.push_back((id, cx.waker().clone()));
                 self.id = Some(id);
             }
         }
@@ -408,14 +486,14 @@ where
     fn drop(&mut self) {
         let Some(id) = self.id else { return };
         let waker = {
-            let mut st = self.engine.lock();
-            match st.async_waiters.iter().position(|(i, _)| *i == id) {
+            let mut order = self.engine.order.lock();
+            match order.async_waiters.iter().position(|(i, _)| *i == id) {
                 Some(pos) => {
-                    st.async_waiters.remove(pos);
+                    order.async_waiters.remove(pos);
                     None
                 }
                 // Woken but cancelled before taking the item: pass the wake-up on.
-                None if st.pending.len() > 0 => self.engine.wake_one(&mut st),
+                None if order.pending.len() > 0 => self.engine.wake_one(&mut order),
                 None => None,
             }
         };

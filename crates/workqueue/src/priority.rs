@@ -6,7 +6,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
-use crate::engine::{Engine, Hasher, Pending};
+use crate::engine::{Engine, Hasher, Item, Pending};
 use crate::queue::QueueConfig;
 
 /// Queued items by (priority descending, first-add order).
@@ -102,7 +102,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> PriorityQueue<T> {
 
     /// Adds `item` with `priority` (higher first); raises an already queued item's priority.
     pub fn add_with_priority(&self, item: T, priority: i32) {
-        self.engine.add(item, priority);
+        self.engine.add(Item::Owned(item), priority);
     }
 
     /// Waits for the highest-priority item; `None` once shut down and empty. Cancel-safe.

@@ -6,7 +6,7 @@ use std::hash::Hash;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use crate::engine::{Engine, Pending};
+use crate::engine::{Engine, Item, Pending};
 use crate::metrics::{self, MetricsProvider, QueueMetrics};
 
 /// How a queue is built (client-go `QueueConfig`). Only a named queue has metrics.
@@ -139,7 +139,13 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> Queue<T> {
     /// Marks `item` as needing processing (client-go `Add`). Dropped while shutting down; a
     /// no-op if the item is already queued; deferred to [`done`](Self::done) if it is processing.
     pub fn add(&self, item: T) {
-        self.engine.add(item, ());
+        self.engine.add(Item::Owned(item), ());
+    }
+
+    /// [`add`](Self::add) for an item the caller keeps: it is cloned only if it becomes queued,
+    /// so an add that collapses into a waiting item copies (and allocates) nothing.
+    pub fn add_ref(&self, item: &T) {
+        self.engine.add(Item::Borrowed(item), ());
     }
 
     /// Waits for the next item and marks it processing (client-go `Get`); `None` once the queue

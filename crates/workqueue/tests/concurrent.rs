@@ -29,7 +29,11 @@ impl Tracker {
     /// An add, recorded unless shutdown may have dropped it (workers re-add during the drain).
     fn add(&self, q: &Queue<usize>, item: usize) {
         let t = self.clock.fetch_add(1, Ordering::SeqCst);
-        q.add(item);
+        if t % 2 == 0 {
+            q.add(item);
+        } else {
+            q.add_ref(&item);
+        }
         if !q.shutting_down() {
             self.last_add[item].fetch_max(t, Ordering::SeqCst);
         }

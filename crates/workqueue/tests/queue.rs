@@ -373,3 +373,20 @@ async fn async_and_blocking_getters_share_a_queue() {
     all.dedup();
     assert_eq!(all.len(), 1000, "every distinct item processed once");
 }
+
+#[test]
+fn add_ref_follows_the_same_rules_and_clones_only_when_queued() {
+    let q = Queue::<String>::new();
+    let key = "default/a".to_string();
+    q.add_ref(&key);
+    q.add_ref(&key);
+    assert_eq!(q.len(), 1);
+    let got = q.get_blocking().unwrap();
+    q.add_ref(&key); // dirty while processing
+    assert_eq!(q.len(), 0);
+    q.done(&got);
+    assert_eq!(q.get_blocking().as_ref(), Some(&key));
+    q.shut_down();
+    q.add_ref(&key);
+    assert_eq!(q.len(), 0, "dropped after shutdown");
+}
