@@ -4,8 +4,10 @@
 //! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
 //! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
 //!   `KUBEBUILDER_ASSETS` (build one with `shared/tools/envtest-assets.sh`).
+//! - `soak [SEEDS]`: the reflector's chaos test with many seeds (default 500), in release mode.
 
 mod envtest;
+mod soak;
 
 use std::process::{Command, ExitCode};
 
@@ -14,8 +16,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("integration") => integration(&args[1..]),
+        Some("soak") => soak::run(&args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask ci | integration [--embedded | --envtest]");
+            eprintln!(
+                "usage: cargo xtask ci | integration [--embedded | --envtest] | soak [SEEDS]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -55,7 +60,15 @@ pub(crate) fn workspace_root() -> std::path::PathBuf {
 fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cargo(
-        &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
         &[],
     )?;
     cargo(&["test", "--workspace"], &[])
@@ -65,6 +78,8 @@ fn integration(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         None | Some("--embedded") => cargo(&["test", "--workspace", "--test", "*"], &[]),
         Some("--envtest") => envtest::run(),
-        Some(other) => Err(format!("unknown integration tier {other:?} (use --embedded or --envtest)")),
+        Some(other) => Err(format!(
+            "unknown integration tier {other:?} (use --embedded or --envtest)"
+        )),
     }
 }

@@ -39,7 +39,9 @@ pub struct RawClient {
 
 impl std::fmt::Debug for RawClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RawClient").field("base", &self.base).finish()
+        f.debug_struct("RawClient")
+            .field("base", &self.base)
+            .finish()
     }
 }
 
@@ -53,14 +55,18 @@ impl RawClient {
         let mut roots = rustls::RootCertStore::empty();
         if let Some(pem) = ca_pem {
             for cert in CertificateDer::pem_slice_iter(pem.as_bytes()) {
-                roots.add(cert.map_err(|e| Error::Tls(e.to_string()))?).map_err(|e| Error::Tls(e.to_string()))?;
+                roots
+                    .add(cert.map_err(|e| Error::Tls(e.to_string()))?)
+                    .map_err(|e| Error::Tls(e.to_string()))?;
             }
         }
-        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|e| Error::Tls(e.to_string()))?
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+        let tls = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Tls(e.to_string()))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
@@ -74,8 +80,17 @@ impl RawClient {
         })
     }
 
-    async fn send(&self, method: Method, path: &str, content_type: &str, body: Bytes) -> Result<http::Response<Incoming>, Error> {
-        let mut b = Request::builder().method(method).uri(format!("{}{path}", self.base)).header(header::ACCEPT, "application/json");
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Bytes,
+    ) -> Result<http::Response<Incoming>, Error> {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header(header::ACCEPT, "application/json");
         if let Some(t) = &self.token {
             b = b.header(header::AUTHORIZATION, format!("Bearer {t}"));
         }
@@ -87,12 +102,23 @@ impl RawClient {
     }
 
     /// Any request; `body` is sent as is with `content_type`.
-    pub async fn request(&self, method: Method, path: &str, content_type: &str, body: impl Into<Bytes>) -> Result<RawResponse, Error> {
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: impl Into<Bytes>,
+    ) -> Result<RawResponse, Error> {
         let resp = self.send(method, path, content_type, body.into()).await?;
         let (parts, body) = resp.into_parts();
         let bytes = body.collect().await.map_err(req_err)?.to_bytes();
-        let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
-        Ok(RawResponse { status: parts.status, headers: parts.headers, body })
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        Ok(RawResponse {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
     }
 
     /// GET.
@@ -102,17 +128,25 @@ impl RawClient {
 
     /// POST of a JSON object.
     pub async fn post(&self, path: &str, body: &Value) -> Result<RawResponse, Error> {
-        self.request(Method::POST, path, "application/json", body.to_string()).await
+        self.request(Method::POST, path, "application/json", body.to_string())
+            .await
     }
 
     /// PUT of a JSON object.
     pub async fn put(&self, path: &str, body: &Value) -> Result<RawResponse, Error> {
-        self.request(Method::PUT, path, "application/json", body.to_string()).await
+        self.request(Method::PUT, path, "application/json", body.to_string())
+            .await
     }
 
     /// PATCH with a patch document of `content_type` (e.g. `application/merge-patch+json`).
-    pub async fn patch(&self, path: &str, content_type: &str, body: &Value) -> Result<RawResponse, Error> {
-        self.request(Method::PATCH, path, content_type, body.to_string()).await
+    pub async fn patch(
+        &self,
+        path: &str,
+        content_type: &str,
+        body: &Value,
+    ) -> Result<RawResponse, Error> {
+        self.request(Method::PATCH, path, content_type, body.to_string())
+            .await
     }
 
     /// DELETE.
@@ -128,9 +162,16 @@ impl RawClient {
             let (parts, body) = resp.into_parts();
             let bytes = body.collect().await.map_err(req_err)?.to_bytes();
             let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-            return Ok(Err(RawResponse { status: parts.status, headers: parts.headers, body }));
+            return Ok(Err(RawResponse {
+                status: parts.status,
+                headers: parts.headers,
+                body,
+            }));
         }
-        Ok(Ok(WatchReader { body: resp.into_body(), buf: BytesMut::new() }))
+        Ok(Ok(WatchReader {
+            body: resp.into_body(),
+            buf: BytesMut::new(),
+        }))
     }
 }
 
@@ -153,7 +194,9 @@ impl WatchReader {
                     self.buf.advance(used);
                     return Some(Ok(v));
                 }
-                Some(Err(e)) if !e.is_eof() => return Some(Err(Error::Request(format!("watch decode: {e}")))),
+                Some(Err(e)) if !e.is_eof() => {
+                    return Some(Err(Error::Request(format!("watch decode: {e}"))))
+                }
                 _ => {}
             }
             match self.body.frame().await {
@@ -164,7 +207,11 @@ impl WatchReader {
                 }
                 Some(Err(e)) => return Some(Err(req_err(e))),
                 None if self.buf.iter().all(u8::is_ascii_whitespace) => return None,
-                None => return Some(Err(Error::Request("watch stream ended in the middle of an event".into()))),
+                None => {
+                    return Some(Err(Error::Request(
+                        "watch stream ended in the middle of an event".into(),
+                    )))
+                }
             }
         }
     }

@@ -57,9 +57,14 @@ impl TestCluster {
 
     async fn embedded(mut config: ServerConfig) -> Result<TestCluster, Error> {
         config.tls = true;
-        config.token.get_or_insert_with(|| format!("kcache-{}{}", name_suffix(), name_suffix()));
+        config
+            .token
+            .get_or_insert_with(|| format!("kcache-{}{}", name_suffix(), name_suffix()));
         let server = TestServer::start(config).await?;
-        let dir = tempfile::tempdir().map_err(|e| Error::Kubeconfig { path: PathBuf::new(), message: e.to_string() })?;
+        let dir = tempfile::tempdir().map_err(|e| Error::Kubeconfig {
+            path: PathBuf::new(),
+            message: e.to_string(),
+        })?;
         let path = dir.path().join("kubeconfig");
         server.write_kubeconfig(&path)?;
         let client = RawClient::new(&server.base_url(), server.ca_pem(), server.token())?;
@@ -116,7 +121,10 @@ impl TestCluster {
         let resp = self.client.post("/api/v1/namespaces", &body).await?;
         match resp.body["metadata"]["name"].as_str() {
             Some(name) if resp.status.is_success() => Ok(name.to_string()),
-            _ => Err(Error::Request(format!("creating a namespace answered {}: {}", resp.status, resp.body))),
+            _ => Err(Error::Request(format!(
+                "creating a namespace answered {}: {}",
+                resp.status, resp.body
+            ))),
         }
     }
 }

@@ -71,8 +71,14 @@ impl RequestMatch {
 
     pub(crate) fn matches(&self, req: &RequestInfo) -> bool {
         self.verb.is_none_or(|v| req.verb == Some(v))
-            && self.resource.as_deref().is_none_or(|r| req.resource.as_deref() == Some(r))
-            && self.path_contains.as_deref().is_none_or(|p| req.path.contains(p))
+            && self
+                .resource
+                .as_deref()
+                .is_none_or(|r| req.resource.as_deref() == Some(r))
+            && self
+                .path_contains
+                .as_deref()
+                .is_none_or(|p| req.path.contains(p))
     }
 }
 
@@ -94,34 +100,46 @@ pub enum Failure {
     /// 504 "Too large resource version" (cause ResourceVersionTooLarge).
     TooLargeResourceVersion,
     /// Any Status.
-    Status(Status),
+    Status(Box<Status>),
 }
 
 impl Failure {
     fn to_error(&self, current_rev: u64) -> ApiError {
         let with_retry = |code, reason: &str, msg: &str, secs: u32| {
             let mut s = Status::failure(code, reason, msg);
-            s.details = Some(StatusDetails { retry_after_seconds: Some(secs), ..StatusDetails::default() });
+            s.details = Some(StatusDetails {
+                retry_after_seconds: Some(secs),
+                ..StatusDetails::default()
+            });
             ApiError::from(s)
         };
         match self {
-            Failure::TooManyRequests { retry_after_seconds } => with_retry(
+            Failure::TooManyRequests {
+                retry_after_seconds,
+            } => with_retry(
                 429,
                 "TooManyRequests",
                 "Too many requests, please try again later.",
                 *retry_after_seconds,
             ),
-            Failure::InternalError => {
-                Status::failure(500, "InternalError", "Internal error occurred: injected by kcache-testserver").into()
-            }
-            Failure::ServiceUnavailable { retry_after_seconds } => with_retry(
+            Failure::InternalError => Status::failure(
+                500,
+                "InternalError",
+                "Internal error occurred: injected by kcache-testserver",
+            )
+            .into(),
+            Failure::ServiceUnavailable {
+                retry_after_seconds,
+            } => with_retry(
                 503,
                 "ServiceUnavailable",
                 "The server is currently unable to handle the request",
                 *retry_after_seconds,
             ),
-            Failure::TooLargeResourceVersion => ApiError::too_large_rv(current_rev + 1000, current_rev),
-            Failure::Status(s) => s.clone().into(),
+            Failure::TooLargeResourceVersion => {
+                ApiError::too_large_rv(current_rev + 1000, current_rev)
+            }
+            Failure::Status(s) => (**s).clone().into(),
         }
     }
 }
@@ -155,7 +173,11 @@ pub(crate) struct Faults {
 
 impl Faults {
     pub(crate) fn fail_next(&self, n: usize, matcher: RequestMatch, failure: Failure) {
-        self.fails.lock().push(FailRule { matcher, remaining: n, failure });
+        self.fails.lock().push(FailRule {
+            matcher,
+            remaining: n,
+            failure,
+        });
     }
 
     pub(crate) fn delay(&self, matcher: RequestMatch, by: Duration) {
@@ -169,13 +191,20 @@ impl Faults {
 
     /// The delay for a request (the sum of matching rules).
     pub(crate) fn delay_for(&self, req: &RequestInfo) -> Duration {
-        self.delays.lock().iter().filter(|(m, _)| m.matches(req)).map(|(_, d)| *d).sum()
+        self.delays
+            .lock()
+            .iter()
+            .filter(|(m, _)| m.matches(req))
+            .map(|(_, d)| *d)
+            .sum()
     }
 
     /// Consumes one use of the first matching failure rule.
     pub(crate) fn take_failure(&self, req: &RequestInfo, current_rev: u64) -> Option<ApiError> {
         let mut fails = self.fails.lock();
-        let i = fails.iter().position(|r| r.remaining > 0 && r.matcher.matches(req))?;
+        let i = fails
+            .iter()
+            .position(|r| r.remaining > 0 && r.matcher.matches(req))?;
         fails[i].remaining -= 1;
         let err = fails[i].failure.to_error(current_rev);
         if fails[i].remaining == 0 {
@@ -200,7 +229,13 @@ mod tests {
     #[test]
     fn fails_exactly_n_matching_requests() {
         let f = Faults::default();
-        f.fail_next(2, RequestMatch::any().verb(Verb::List).resource("pods"), Failure::TooManyRequests { retry_after_seconds: 3 });
+        f.fail_next(
+            2,
+            RequestMatch::any().verb(Verb::List).resource("pods"),
+            Failure::TooManyRequests {
+                retry_after_seconds: 3,
+            },
+        );
         assert!(f.take_failure(&req(Verb::List, "configmaps"), 1).is_none());
         assert!(f.take_failure(&req(Verb::Watch, "pods"), 1).is_none());
         let e = f.take_failure(&req(Verb::List, "pods"), 1).unwrap();
@@ -214,9 +249,18 @@ mod tests {
     fn delays_add_up_and_clear() {
         let f = Faults::default();
         f.delay(RequestMatch::any(), Duration::from_millis(5));
-        f.delay(RequestMatch::any().path_contains("/pods"), Duration::from_millis(7));
-        assert_eq!(f.delay_for(&req(Verb::Get, "pods")), Duration::from_millis(12));
-        assert_eq!(f.delay_for(&req(Verb::Get, "secrets")), Duration::from_millis(5));
+        f.delay(
+            RequestMatch::any().path_contains("/pods"),
+            Duration::from_millis(7),
+        );
+        assert_eq!(
+            f.delay_for(&req(Verb::Get, "pods")),
+            Duration::from_millis(12)
+        );
+        assert_eq!(
+            f.delay_for(&req(Verb::Get, "secrets")),
+            Duration::from_millis(5)
+        );
         f.clear();
         assert_eq!(f.delay_for(&req(Verb::Get, "pods")), Duration::ZERO);
         let too_large = Failure::TooLargeResourceVersion.to_error(5);

@@ -33,12 +33,20 @@ struct Args {
 }
 
 fn seed(server: &TestServer, spec: &str) -> Result<(), Error> {
-    let bad = |message: &str| Error::Option { option: spec.to_string(), message: message.to_string() };
-    let (plural, count) = spec.split_once('=').ok_or_else(|| bad("expected RESOURCE=COUNT"))?;
+    let bad = |message: &str| Error::Option {
+        option: spec.to_string(),
+        message: message.to_string(),
+    };
+    let (plural, count) = spec
+        .split_once('=')
+        .ok_or_else(|| bad("expected RESOURCE=COUNT"))?;
     let count: usize = count.parse().map_err(|_| bad("COUNT is not a number"))?;
-    let api = server.api_resource(plural).ok_or_else(|| bad("unknown resource"))?;
+    let api = server
+        .api_resource(plural)
+        .ok_or_else(|| bad("unknown resource"))?;
     for i in 0..count {
-        let mut obj = json!({"metadata": {"name": format!("seed-{i}"), "labels": {"seed": "true"}}});
+        let mut obj =
+            json!({"metadata": {"name": format!("seed-{i}"), "labels": {"seed": "true"}}});
         if api.namespaced {
             obj["metadata"]["namespace"] = json!("default");
         }
@@ -64,10 +72,19 @@ async fn run(args: Args) -> Result<(), Error> {
     for s in &args.seed {
         seed(&server, s)?;
     }
-    let path = args.kubeconfig.unwrap_or_else(|| std::env::temp_dir().join(format!("kcache-testserver-{}.kubeconfig", server.addr().port())));
+    let path = args.kubeconfig.unwrap_or_else(|| {
+        std::env::temp_dir().join(format!(
+            "kcache-testserver-{}.kubeconfig",
+            server.addr().port()
+        ))
+    });
     server.write_kubeconfig(&path)?;
     println!("{}", path.display());
-    eprintln!("kcache-testserver listening on {} ({} objects); Ctrl-C stops it", server.base_url(), server.object_count());
+    eprintln!(
+        "kcache-testserver listening on {} ({} objects); Ctrl-C stops it",
+        server.base_url(),
+        server.object_count()
+    );
     let _ = tokio::signal::ctrl_c().await;
     server.shutdown().await;
     Ok(())
@@ -75,7 +92,10 @@ async fn run(args: Args) -> Result<(), Error> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
     match run(Args::parse()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -18,7 +18,10 @@ impl Query {
 
     /// A parameter's value; empty values count as absent.
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.0.get(name).map(String::as_str).filter(|v| !v.is_empty())
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
     }
 
     /// A boolean parameter (`true`/`1`).
@@ -58,7 +61,9 @@ mod tests {
 
     #[test]
     fn decodes_like_go() {
-        let q = Query::parse(Some("labelSelector=app+in+%28a%2Cb%29&watch=1&x=&bad=%zz&end=%4"));
+        let q = Query::parse(Some(
+            "labelSelector=app+in+%28a%2Cb%29&watch=1&x=&bad=%zz&end=%4",
+        ));
         assert_eq!(q.get("labelSelector"), Some("app in (a,b)"));
         assert!(q.flag("watch"));
         assert_eq!(q.get("x"), None);

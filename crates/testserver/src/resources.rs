@@ -35,8 +35,7 @@ impl ResourceInfo {
         plural: &str,
         namespaced: bool,
         short: &[&str],
-        has_status: bool,
-        has_generation: bool,
+        (has_status, has_generation): (bool, bool),
         fields: &[&str],
     ) -> Self {
         ResourceInfo {
@@ -64,7 +63,9 @@ impl ResourceInfo {
 
     /// Whether a field selector may name `field`.
     pub fn supports_field(&self, field: &str) -> bool {
-        field == "metadata.name" || field == "metadata.namespace" || self.fields.iter().any(|f| f == field)
+        field == "metadata.name"
+            || field == "metadata.namespace"
+            || self.fields.iter().any(|f| f == field)
     }
 }
 
@@ -73,17 +74,40 @@ impl ResourceInfo {
 fn builtins() -> Vec<ResourceInfo> {
     let b = ResourceInfo::builtin;
     vec![
-        b("", "Namespace", "namespaces", false, &["ns"], true, false, &["status.phase"]),
-        b("", "ConfigMap", "configmaps", true, &["cm"], false, false, &[]),
-        b("", "Secret", "secrets", true, &[], false, false, &["type"]),
+        b(
+            "",
+            "Namespace",
+            "namespaces",
+            false,
+            &["ns"],
+            (true, false),
+            &["status.phase"],
+        ),
+        b(
+            "",
+            "ConfigMap",
+            "configmaps",
+            true,
+            &["cm"],
+            (false, false),
+            &[],
+        ),
+        b(
+            "",
+            "Secret",
+            "secrets",
+            true,
+            &[],
+            (false, false),
+            &["type"],
+        ),
         b(
             "",
             "Pod",
             "pods",
             true,
             &["po"],
-            true,
-            false,
+            (true, false),
             &[
                 "spec.nodeName",
                 "spec.restartPolicy",
@@ -94,15 +118,22 @@ fn builtins() -> Vec<ResourceInfo> {
                 "status.nominatedNodeName",
             ],
         ),
-        b("", "Service", "services", true, &["svc"], true, false, &[]),
+        b(
+            "",
+            "Service",
+            "services",
+            true,
+            &["svc"],
+            (true, false),
+            &[],
+        ),
         b(
             "",
             "Event",
             "events",
             true,
             &["ev"],
-            false,
-            false,
+            (false, false),
             &[
                 "involvedObject.kind",
                 "involvedObject.namespace",
@@ -115,16 +146,31 @@ fn builtins() -> Vec<ResourceInfo> {
                 "type",
             ],
         ),
-        b("coordination.k8s.io", "Lease", "leases", true, &[], false, false, &[]),
-        b("apps", "Deployment", "deployments", true, &["deploy"], true, true, &[]),
+        b(
+            "coordination.k8s.io",
+            "Lease",
+            "leases",
+            true,
+            &[],
+            (false, false),
+            &[],
+        ),
+        b(
+            "apps",
+            "Deployment",
+            "deployments",
+            true,
+            &["deploy"],
+            (true, true),
+            &[],
+        ),
         b(
             "apiextensions.k8s.io",
             "CustomResourceDefinition",
             "customresourcedefinitions",
             false,
             &["crd", "crds"],
-            true,
-            true,
+            (true, true),
             &[],
         ),
     ]
@@ -140,13 +186,29 @@ impl ResourceTable {
     pub(crate) fn new() -> Self {
         let rows = builtins()
             .into_iter()
-            .map(|r| ((r.api.group.clone(), r.api.version.clone(), r.api.plural.clone()), Arc::new(r)))
+            .map(|r| {
+                (
+                    (
+                        r.api.group.clone(),
+                        r.api.version.clone(),
+                        r.api.plural.clone(),
+                    ),
+                    Arc::new(r),
+                )
+            })
             .collect();
-        ResourceTable { rows: RwLock::new(rows) }
+        ResourceTable {
+            rows: RwLock::new(rows),
+        }
     }
 
     /// The resource served at `group/version/plural`.
-    pub(crate) fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+    pub(crate) fn get(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<Arc<ResourceInfo>> {
         self.rows
             .read()
             .get(&(group.to_string(), version.to_string(), plural.to_string()))
@@ -155,7 +217,11 @@ impl ResourceTable {
 
     /// A built-in resource by plural (core group first); used by the binary's `--seed`.
     pub(crate) fn by_plural(&self, plural: &str) -> Option<Arc<ResourceInfo>> {
-        self.rows.read().values().find(|r| r.api.plural == plural).cloned()
+        self.rows
+            .read()
+            .values()
+            .find(|r| r.api.plural == plural)
+            .cloned()
     }
 
     /// Every served resource, ordered by group, version, plural.
@@ -169,7 +235,11 @@ impl ResourceTable {
         let mut rows = self.rows.write();
         for r in infos {
             rows.insert(
-                (r.api.group.clone(), r.api.version.clone(), r.api.plural.clone()),
+                (
+                    r.api.group.clone(),
+                    r.api.version.clone(),
+                    r.api.plural.clone(),
+                ),
                 Arc::new(r),
             );
         }
@@ -180,7 +250,11 @@ impl ResourceTable {
         let mut rows = self.rows.write();
         let mut ids = Vec::new();
         for r in crd_resources(crd) {
-            if let Some(old) = rows.remove(&(r.api.group.clone(), r.api.version.clone(), r.api.plural.clone())) {
+            if let Some(old) = rows.remove(&(
+                r.api.group.clone(),
+                r.api.version.clone(),
+                r.api.plural.clone(),
+            )) {
                 ids.push(old.storage_id.clone());
             }
         }
@@ -195,10 +269,17 @@ fn crd_resources(crd: &Value) -> Vec<ResourceInfo> {
     let names = &spec["names"];
     let plural = names["plural"].as_str().unwrap_or_default();
     let kind = names["kind"].as_str().unwrap_or_default();
-    let singular = names["singular"].as_str().map(str::to_string).unwrap_or_else(|| kind.to_lowercase());
+    let singular = names["singular"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| kind.to_lowercase());
     let short_names: Vec<String> = names["shortNames"]
         .as_array()
-        .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default();
     let namespaced = spec["scope"].as_str() != Some("Cluster");
     let versions = spec["versions"].as_array().cloned().unwrap_or_default();

@@ -18,7 +18,9 @@ pub(crate) type ApiResult = Result<Response<Body>, ApiError>;
 
 /// A full body from bytes.
 pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into()).map_err(|e: Infallible| match e {}).boxed_unsync()
+    Full::new(bytes.into())
+        .map_err(|e: Infallible| match e {})
+        .boxed_unsync()
 }
 
 /// A JSON response.
@@ -32,21 +34,27 @@ pub(crate) fn json_response(code: StatusCode, body: impl Into<Bytes>) -> Respons
 
 /// A JSON response from a value.
 pub(crate) fn json_value(code: StatusCode, v: &Value) -> Response<Body> {
-    json_response(code, serde_json::to_vec(v).expect("a JSON value always serializes"))
+    json_response(
+        code,
+        serde_json::to_vec(v).expect("a JSON value always serializes"),
+    )
 }
 
 /// A failed request: the `Status` the client decodes, plus what travels in headers.
 #[derive(Debug, Clone)]
 pub(crate) struct ApiError {
-    /// The Status body.
-    pub status: Status,
+    /// The Status body (boxed: errors travel in every handler's `Result`).
+    pub status: Box<Status>,
     /// `metadata.continue` of the Status (the inconsistent-continue token of an expired list).
     pub continue_token: Option<String>,
 }
 
 impl From<Status> for ApiError {
     fn from(status: Status) -> Self {
-        ApiError { status, continue_token: None }
+        ApiError {
+            status: Box::new(status),
+            continue_token: None,
+        }
     }
 }
 
@@ -78,7 +86,12 @@ impl ApiError {
 
     /// 404 for a path the server does not serve.
     pub(crate) fn no_route() -> Self {
-        Status::failure(404, "NotFound", "the server could not find the requested resource").into()
+        Status::failure(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        )
+        .into()
     }
 
     /// 409 AlreadyExists.
@@ -89,7 +102,10 @@ impl ApiError {
 
     /// 409 Conflict on a stale resourceVersion, worded like the real server.
     pub(crate) fn conflict(res: &ResourceInfo, name: &str, why: &str) -> Self {
-        let msg = format!("Operation cannot be fulfilled on {} \"{name}\": {why}", qualified(res));
+        let msg = format!(
+            "Operation cannot be fulfilled on {} \"{name}\": {why}",
+            qualified(res)
+        );
         with_details(Status::failure(409, "Conflict", msg), res, name).into()
     }
 
@@ -103,7 +119,11 @@ impl ApiError {
             .iter()
             .map(|c| format!("{}: {}", c.field, c.message))
             .collect::<Vec<_>>();
-        let joined = if list.len() == 1 { list[0].clone() } else { format!("[{}]", list.join(", ")) };
+        let joined = if list.len() == 1 {
+            list[0].clone()
+        } else {
+            format!("[{}]", list.join(", "))
+        };
         let msg = format!("{} \"{name}\" is invalid: {joined}", res.api.kind);
         let mut s = Status::failure(422, "Invalid", msg);
         s.details = Some(StatusDetails {
@@ -147,7 +167,12 @@ impl ApiError {
 
     /// 405.
     pub(crate) fn method_not_allowed() -> Self {
-        Status::failure(405, "MethodNotAllowed", "the server does not allow this method on the requested resource").into()
+        Status::failure(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource",
+        )
+        .into()
     }
 
     /// 401.
@@ -157,7 +182,12 @@ impl ApiError {
 
     /// 413, with the real server's limit message.
     pub(crate) fn too_large_body(limit: usize) -> Self {
-        Status::failure(413, "RequestEntityTooLarge", format!("Request entity too large: limit is {limit}")).into()
+        Status::failure(
+            413,
+            "RequestEntityTooLarge",
+            format!("Request entity too large: limit is {limit}"),
+        )
+        .into()
     }
 
     /// 415 for a patch type the server does not know.
@@ -167,7 +197,7 @@ impl ApiError {
 
     /// The Status as the JSON the server sends.
     pub(crate) fn body(&self) -> Value {
-        let mut v = serde_json::to_value(&self.status).expect("Status serializes");
+        let mut v = serde_json::to_value(&*self.status).expect("Status serializes");
         let obj = v.as_object_mut().expect("Status is an object");
         obj.insert("kind".into(), json!("Status"));
         obj.insert("apiVersion".into(), json!("v1"));
@@ -181,11 +211,14 @@ impl ApiError {
 
     /// The HTTP response, with `Retry-After` when the Status carries retryAfterSeconds.
     pub(crate) fn into_response(self) -> Response<Body> {
-        let code = StatusCode::from_u16(self.status.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let code =
+            StatusCode::from_u16(self.status.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut resp = json_value(code, &self.body());
         if let Some(secs) = self.status.retry_after_seconds() {
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, secs.to_string().parse().expect("digits are a valid header"));
+            resp.headers_mut().insert(
+                header::RETRY_AFTER,
+                secs.to_string().parse().expect("digits are a valid header"),
+            );
         }
         resp
     }

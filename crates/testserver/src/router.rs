@@ -52,8 +52,12 @@ fn parse_path(state: &ServerState, path: &str) -> Result<Route, ApiError> {
     let (res, namespace, tail) = match namespaced {
         Some((res, ns, tail)) => (res, Some(ns.to_string()), tail),
         None => {
-            let [plural, tail @ ..] = rest else { return Err(ApiError::no_route()) };
-            let res = table.get(group, version, plural).ok_or_else(ApiError::no_route)?;
+            let [plural, tail @ ..] = rest else {
+                return Err(ApiError::no_route());
+            };
+            let res = table
+                .get(group, version, plural)
+                .ok_or_else(ApiError::no_route)?;
             if res.api.namespaced && !tail.is_empty() || tail.len() > 2 {
                 return Err(ApiError::no_route());
             }
@@ -77,7 +81,9 @@ where
     B: http_body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    route(&state, req).await.unwrap_or_else(ApiError::into_response)
+    route(&state, req)
+        .await
+        .unwrap_or_else(ApiError::into_response)
 }
 
 async fn route<B>(state: &Arc<ServerState>, req: Request<B>) -> ApiResult
@@ -110,16 +116,26 @@ where
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    if let Some(err) = state.faults.take_failure(&info, state.storage.current_rev()) {
+    if let Some(err) = state
+        .faults
+        .take_failure(&info, state.storage.current_rev())
+    {
         return Err(err);
     }
     let limit = state.config.max_body_bytes;
     let body = match Limited::new(body, limit).collect().await {
         Ok(b) => b.to_bytes(),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
             return Err(ApiError::too_large_body(limit))
         }
-        Err(e) => return Err(ApiError::bad_request(format!("cannot read the request body: {e}"))),
+        Err(e) => {
+            return Err(ApiError::bad_request(format!(
+                "cannot read the request body: {e}"
+            )))
+        }
     };
     match route {
         Route::Resource(t) => dispatch(state, &parts.method, t, &query, &parts.headers, body).await,

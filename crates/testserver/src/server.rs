@@ -45,7 +45,10 @@ pub struct TestServer {
 
 impl std::fmt::Debug for TestServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TestServer").field("addr", &self.addr).field("tls", &self.tls.is_some()).finish()
+        f.debug_struct("TestServer")
+            .field("addr", &self.addr)
+            .field("tls", &self.tls.is_some())
+            .finish()
     }
 }
 
@@ -54,8 +57,12 @@ impl TestServer {
     /// `kube-public`, `kube-node-lease`).
     pub async fn start(config: ServerConfig) -> Result<TestServer, Error> {
         let want = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
-        let listener = TcpListener::bind(want).await.map_err(|source| Error::Bind { addr: want, source })?;
-        let addr = listener.local_addr().map_err(|source| Error::Bind { addr: want, source })?;
+        let listener = TcpListener::bind(want)
+            .await
+            .map_err(|source| Error::Bind { addr: want, source })?;
+        let addr = listener
+            .local_addr()
+            .map_err(|source| Error::Bind { addr: want, source })?;
         let (tls, ca_pem) = if config.tls {
             let certs = tls::generate()?;
             (Some(TlsAcceptor::from(certs.server)), Some(certs.ca_pem))
@@ -63,7 +70,13 @@ impl TestServer {
             (None, None)
         };
         let state = ServerState::new(config, addr.to_string());
-        let server = TestServer { state, addr, tls, ca_pem, listening: Mutex::new(None) };
+        let server = TestServer {
+            state,
+            addr,
+            tls,
+            ca_pem,
+            listening: Mutex::new(None),
+        };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             server
                 .create(&namespaces(), serde_json::json!({"metadata": {"name": ns}}))
@@ -75,7 +88,12 @@ impl TestServer {
 
     fn listen(&self, listener: TcpListener) {
         let (stop, stop_rx) = watch::channel(false);
-        let task = tokio::spawn(accept_loop(listener, self.state.clone(), self.tls.clone(), stop_rx));
+        let task = tokio::spawn(accept_loop(
+            listener,
+            self.state.clone(),
+            self.tls.clone(),
+            stop_rx,
+        ));
         *self.listening.lock() = Some(Listening { stop, task });
     }
 
@@ -122,26 +140,44 @@ impl TestServer {
 
     /// Writes [`TestServer::kubeconfig`] to `path`.
     pub fn write_kubeconfig(&self, path: &Path) -> Result<(), Error> {
-        std::fs::write(path, self.kubeconfig())
-            .map_err(|e| Error::Kubeconfig { path: path.to_path_buf(), message: e.to_string() })
+        std::fs::write(path, self.kubeconfig()).map_err(|e| Error::Kubeconfig {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })
     }
 
     /// The served resource with this plural (built-in or from a CRD).
     pub fn api_resource(&self, plural: &str) -> Option<ApiResource> {
-        self.state.resources.by_plural(plural).map(|r| r.api.clone())
+        self.state
+            .resources
+            .by_plural(plural)
+            .map(|r| r.api.clone())
     }
 
     /// Creates an object in-process, exactly as a POST would (same validation and metadata);
     /// the namespace comes from `metadata.namespace`. Returns the stored object.
-    pub fn create(&self, resource: &ApiResource, object: Value) -> Result<Value, Status> {
+    pub fn create(&self, resource: &ApiResource, object: Value) -> Result<Value, Box<Status>> {
         let res = self
             .state
             .resources
             .get(&resource.group, &resource.version, &resource.plural)
-            .ok_or_else(|| Status::failure(404, "NotFound", format!("resource {} is not served", resource.plural)))?;
+            .ok_or_else(|| {
+                Box::new(Status::failure(
+                    404,
+                    "NotFound",
+                    format!("resource {} is not served", resource.plural),
+                ))
+            })?;
         let namespace = object["metadata"]["namespace"].as_str().map(str::to_string);
-        let target = Target { res, namespace, name: None, subresource: None };
-        create_stored(&self.state, &target, object).map(|s| s.value()).map_err(|e| e.status)
+        let target = Target {
+            res,
+            namespace,
+            name: None,
+            subresource: None,
+        };
+        create_stored(&self.state, &target, object)
+            .map(|s| s.value())
+            .map_err(|e| e.status)
     }
 
     /// Aborts every open watch stream now (clients see a connection error).
@@ -199,7 +235,10 @@ impl TestServer {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        Err(Error::Bind { addr: self.addr, source: last.expect("the loop ran") })
+        Err(Error::Bind {
+            addr: self.addr,
+            source: last.expect("the loop ran"),
+        })
     }
 
     async fn stop_listening(&self) {

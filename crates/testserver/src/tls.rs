@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
-    KeyUsagePurpose,
+    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
+    KeyPair, KeyUsagePurpose,
 };
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
@@ -27,15 +27,27 @@ fn cert_err(e: rcgen::Error) -> Error {
 pub(crate) fn generate() -> Result<Certs, Error> {
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(cert_err)?;
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(DnType::CommonName, "kcache-testserver-ca");
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().map_err(cert_err)?).map_err(cert_err)?;
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "kcache-testserver-ca");
+    ca_params.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().map_err(cert_err)?)
+        .map_err(cert_err)?;
 
     let key = KeyPair::generate().map_err(cert_err)?;
-    let mut params =
-        CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).map_err(cert_err)?;
-    params.distinguished_name.push(DnType::CommonName, "kcache-testserver");
-    params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+        .map_err(cert_err)?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "kcache-testserver");
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     let cert = params.signed_by(&key, &ca).map_err(cert_err)?;
 
@@ -50,5 +62,8 @@ pub(crate) fn generate() -> Result<Certs, Error> {
         )
         .map_err(|e| Error::Tls(e.to_string()))?;
     server.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Certs { ca_pem: ca.pem(), server: Arc::new(server) })
+    Ok(Certs {
+        ca_pem: ca.pem(),
+        server: Arc::new(server),
+    })
 }

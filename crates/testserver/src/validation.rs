@@ -10,8 +10,16 @@ const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lowe
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
 fn required(field: &str, detail: &str) -> StatusCause {
-    let message = if detail.is_empty() { "Required value".to_string() } else { format!("Required value: {detail}") };
-    StatusCause { type_: "FieldValueRequired".into(), message, field: field.into() }
+    let message = if detail.is_empty() {
+        "Required value".to_string()
+    } else {
+        format!("Required value: {detail}")
+    };
+    StatusCause {
+        type_: "FieldValueRequired".into(),
+        message,
+        field: field.into(),
+    }
 }
 
 fn invalid(field: &str, value: &str, detail: &str) -> StatusCause {
@@ -26,7 +34,8 @@ fn is_label(s: &str) -> bool {
     let b = s.as_bytes();
     !b.is_empty()
         && b.len() <= 63
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
         && b[0] != b'-'
         && b[b.len() - 1] != b'-'
 }
@@ -40,7 +49,10 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
     let mut causes = Vec::new();
     let name = obj["metadata"]["name"].as_str().unwrap_or_default();
     if name.is_empty() {
-        causes.push(required("metadata.name", "name or generateName is required"));
+        causes.push(required(
+            "metadata.name",
+            "name or generateName is required",
+        ));
     } else if res.api.plural == "namespaces" {
         if !is_label(name) {
             causes.push(invalid("metadata.name", name, LABEL_MSG));
@@ -69,10 +81,8 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
                 causes.push(required("spec.ports", ""));
             }
         }
-        ("apps", "deployments") => {
-            if !spec["selector"].is_object() {
-                causes.push(required("spec.selector", ""));
-            }
+        ("apps", "deployments") if !spec["selector"].is_object() => {
+            causes.push(required("spec.selector", ""));
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
             for f in ["group", "scope"] {
@@ -85,8 +95,11 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
                     causes.push(required(&format!("spec.names.{f}"), ""));
                 }
             }
-            if !spec["versions"].as_array().is_some_and(|v| !v.is_empty()) {
-                causes.push(required("spec.versions", "must have exactly one version marked as storage version"));
+            if spec["versions"].as_array().is_none_or(|v| v.is_empty()) {
+                causes.push(required(
+                    "spec.versions",
+                    "must have exactly one version marked as storage version",
+                ));
             }
             let expected = format!(
                 "{}.{}",
@@ -94,7 +107,11 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
                 spec["group"].as_str().unwrap_or_default()
             );
             if !name.is_empty() && name != expected {
-                causes.push(invalid("metadata.name", name, "must be spec.names.plural+\".\"+spec.group"));
+                causes.push(invalid(
+                    "metadata.name",
+                    name,
+                    "must be spec.names.plural+\".\"+spec.group",
+                ));
             }
         }
         _ => {}
@@ -117,15 +134,28 @@ mod tests {
         assert_eq!(missing[0].field, "metadata.name");
         assert_eq!(missing[0].type_, "FieldValueRequired");
         let bad = validate(&cm, &json!({"metadata": {"name": "Bad_Name"}}));
-        assert!(bad[0].message.starts_with("Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"));
+        assert!(bad[0]
+            .message
+            .starts_with("Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"));
         let ns = t.get("", "v1", "namespaces").unwrap();
-        assert_eq!(validate(&ns, &json!({"metadata": {"name": "a.b"}})).len(), 1);
+        assert_eq!(
+            validate(&ns, &json!({"metadata": {"name": "a.b"}})).len(),
+            1
+        );
         let pod = t.get("", "v1", "pods").unwrap();
-        let p = validate(&pod, &json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}));
+        let p = validate(
+            &pod,
+            &json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]}}),
+        );
         assert_eq!(p[0].field, "spec.containers[0].image");
-        let crd = t.get("apiextensions.k8s.io", "v1", "customresourcedefinitions").unwrap();
-        let c = validate(&crd, &json!({"metadata": {"name": "x"}, "spec": {"group": "g", "scope": "Namespaced",
-            "names": {"plural": "ws", "kind": "W"}, "versions": [{"name": "v1"}]}}));
+        let crd = t
+            .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .unwrap();
+        let c = validate(
+            &crd,
+            &json!({"metadata": {"name": "x"}, "spec": {"group": "g", "scope": "Namespaced",
+            "names": {"plural": "ws", "kind": "W"}, "versions": [{"name": "v1"}]}}),
+        );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].field, "metadata.name");
     }

@@ -22,18 +22,28 @@ async fn create_get_update_and_conflict() {
     let c = cluster().await;
     let ns = c.create_namespace("conf-crud").await.unwrap();
     let created = create_cm(&c, &ns, "a", json!({})).await;
-    assert!(created["metadata"]["uid"].as_str().is_some_and(|u| u.len() == 36));
+    assert!(created["metadata"]["uid"]
+        .as_str()
+        .is_some_and(|u| u.len() == 36));
     assert!(created["metadata"]["creationTimestamp"].is_string());
     let got = c.client().get(&format!("{}/a", cms(&ns))).await.unwrap();
     assert_eq!(got.body, created);
 
     let mut stale = created.clone();
     stale["data"] = json!({"k": "1"});
-    let r1 = c.client().put(&format!("{}/a", cms(&ns)), &stale).await.unwrap();
+    let r1 = c
+        .client()
+        .put(&format!("{}/a", cms(&ns)), &stale)
+        .await
+        .unwrap();
     assert_eq!(r1.status, 200);
     assert!(rv(&r1.body) > rv(&created));
     stale["data"] = json!({"k": "2"});
-    let r2 = c.client().put(&format!("{}/a", cms(&ns)), &stale).await.unwrap();
+    let r2 = c
+        .client()
+        .put(&format!("{}/a", cms(&ns)), &stale)
+        .await
+        .unwrap();
     assert_eq!(r2.status, 409);
     assert_eq!(
         status(&r2.body).message,
@@ -41,34 +51,80 @@ async fn create_get_update_and_conflict() {
     );
     assert_eq!(status(&r2.body).reason, "Conflict");
     // Writing back what is stored changes nothing, not even the resourceVersion.
-    let same = c.client().put(&format!("{}/a", cms(&ns)), &r1.body).await.unwrap();
+    let same = c
+        .client()
+        .put(&format!("{}/a", cms(&ns)), &r1.body)
+        .await
+        .unwrap();
     assert_eq!(rv(&same.body), rv(&r1.body));
-    let dup = c.client().post(&cms(&ns), &cm("a", json!({}))).await.unwrap();
-    assert_eq!((dup.status.as_u16(), status(&dup.body).reason.as_str()), (409, "AlreadyExists"));
-    let gen = c.client().post(&cms(&ns), &json!({"metadata": {"generateName": "gen-"}})).await.unwrap();
+    let dup = c
+        .client()
+        .post(&cms(&ns), &cm("a", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(
+        (dup.status.as_u16(), status(&dup.body).reason.as_str()),
+        (409, "AlreadyExists")
+    );
+    let gen = c
+        .client()
+        .post(&cms(&ns), &json!({"metadata": {"generateName": "gen-"}}))
+        .await
+        .unwrap();
     let name = gen.body["metadata"]["name"].as_str().unwrap();
     assert!(name.starts_with("gen-") && name.len() == 9, "{name}");
     let missing = c.client().get(&format!("{}/nope", cms(&ns))).await.unwrap();
-    assert_eq!(status(&missing.body).message, "configmaps \"nope\" not found");
+    assert_eq!(
+        status(&missing.body).message,
+        "configmaps \"nope\" not found"
+    );
 }
 
 #[tokio::test]
 async fn invalid_input_gets_a_status() {
     let c = cluster().await;
     let ns = c.create_namespace("conf-invalid").await.unwrap();
-    let noname = c.client().post(&cms(&ns), &json!({"metadata": {}})).await.unwrap();
+    let noname = c
+        .client()
+        .post(&cms(&ns), &json!({"metadata": {}}))
+        .await
+        .unwrap();
     assert_eq!(noname.status, 422);
     let s = status(&noname.body);
     assert_eq!(s.details.unwrap().causes[0].field, "metadata.name");
-    let bad = c.client().post(&cms(&ns), &cm("Bad_Name", json!({}))).await.unwrap();
+    let bad = c
+        .client()
+        .post(&cms(&ns), &cm("Bad_Name", json!({})))
+        .await
+        .unwrap();
     assert_eq!(bad.status, 422);
-    assert!(status(&bad.body).message.starts_with("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value"));
-    let no_ns = c.client().post(&cms("kcache-does-not-exist"), &cm("x", json!({}))).await.unwrap();
+    assert!(status(&bad.body)
+        .message
+        .starts_with("ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value"));
+    let no_ns = c
+        .client()
+        .post(&cms("kcache-does-not-exist"), &cm("x", json!({})))
+        .await
+        .unwrap();
     assert_eq!(no_ns.status, 404);
-    assert_eq!(status(&no_ns.body).message, "namespaces \"kcache-does-not-exist\" not found");
-    let not_json = c.client().request(http::Method::POST, &cms(&ns), "application/json", "{bad").await.unwrap();
+    assert_eq!(
+        status(&no_ns.body).message,
+        "namespaces \"kcache-does-not-exist\" not found"
+    );
+    let not_json = c
+        .client()
+        .request(http::Method::POST, &cms(&ns), "application/json", "{bad")
+        .await
+        .unwrap();
     assert_eq!(not_json.status, 400);
-    let wrong_kind = c.client().post(&cms(&ns), &json!({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "s"}})).await.unwrap();
+    let wrong_kind = c
+        .client()
+        .post(
+            &cms(&ns),
+            &json!({"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "s"}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(wrong_kind.status, 400);
     let huge = json!({"metadata": {"name": "huge"}, "data": {"k": "x".repeat(4 << 20)}});
     let too_big = c.client().post(&cms(&ns), &huge).await.unwrap();
@@ -86,33 +142,80 @@ async fn list_resource_versions_and_paging() {
     }
     let all = c.client().get(&cms(&ns)).await.unwrap().body;
     assert_eq!(names(&all), ["a", "b", "c", "d", "e"]);
-    let list_rv: u64 = all["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap();
+    let list_rv: u64 = all["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
     // resourceVersion=0 is served from the watch cache, which ignores limit (and, in 1.20, order).
-    let any = c.client().get(&format!("{}?resourceVersion=0&limit=2", cms(&ns))).await.unwrap().body;
+    let any = c
+        .client()
+        .get(&format!("{}?resourceVersion=0&limit=2", cms(&ns)))
+        .await
+        .unwrap()
+        .body;
     assert_eq!(sorted(names(&any)), ["a", "b", "c", "d", "e"]);
 
-    let p1 = c.client().get(&format!("{}?limit=2", cms(&ns))).await.unwrap().body;
+    let p1 = c
+        .client()
+        .get(&format!("{}?limit=2", cms(&ns)))
+        .await
+        .unwrap()
+        .body;
     assert_eq!(names(&p1), ["a", "b"]);
     assert_eq!(p1["metadata"]["remainingItemCount"], 3);
     let token = p1["metadata"]["continue"].as_str().unwrap().to_string();
     // Writes after the first page are not visible in later pages: the list is a snapshot.
     create_cm(&c, &ns, "bb", json!({})).await;
     c.client().delete(&format!("{}/d", cms(&ns))).await.unwrap();
-    let p2 = c.client().get(&format!("{}?limit=2&continue={token}", cms(&ns))).await.unwrap().body;
+    let p2 = c
+        .client()
+        .get(&format!("{}?limit=2&continue={token}", cms(&ns)))
+        .await
+        .unwrap()
+        .body;
     assert_eq!(names(&p2), ["c", "d"]);
     let token2 = p2["metadata"]["continue"].as_str().unwrap().to_string();
-    let p3 = c.client().get(&format!("{}?limit=2&continue={token2}", cms(&ns))).await.unwrap().body;
+    let p3 = c
+        .client()
+        .get(&format!("{}?limit=2&continue={token2}", cms(&ns)))
+        .await
+        .unwrap()
+        .body;
     assert_eq!(names(&p3), ["e"]);
-    assert!(p3["metadata"]["continue"].as_str().is_none_or(str::is_empty));
-    assert_eq!(p3["metadata"]["resourceVersion"].as_str().unwrap(), list_rv.to_string());
+    assert!(p3["metadata"]["continue"]
+        .as_str()
+        .is_none_or(str::is_empty));
+    assert_eq!(
+        p3["metadata"]["resourceVersion"].as_str().unwrap(),
+        list_rv.to_string()
+    );
 
-    let exact = c.client().get(&format!("{}?resourceVersion={list_rv}&resourceVersionMatch=Exact", cms(&ns))).await.unwrap();
+    let exact = c
+        .client()
+        .get(&format!(
+            "{}?resourceVersion={list_rv}&resourceVersionMatch=Exact",
+            cms(&ns)
+        ))
+        .await
+        .unwrap();
     assert_eq!(names(&exact.body), ["a", "b", "c", "d", "e"]);
-    let newest = c.client().get(&format!("{}?resourceVersion={list_rv}&resourceVersionMatch=NotOlderThan", cms(&ns))).await.unwrap();
+    let newest = c
+        .client()
+        .get(&format!(
+            "{}?resourceVersion={list_rv}&resourceVersionMatch=NotOlderThan",
+            cms(&ns)
+        ))
+        .await
+        .unwrap();
     assert_eq!(sorted(names(&newest.body)), ["a", "b", "bb", "c", "e"]);
 
     let future = list_rv + 100_000;
-    let too_new = c.client().get(&format!("{}?resourceVersion={future}", cms(&ns))).await.unwrap();
+    let too_new = c
+        .client()
+        .get(&format!("{}?resourceVersion={future}", cms(&ns)))
+        .await
+        .unwrap();
     assert_eq!(too_new.status, 504);
     let s = status(&too_new.body);
     assert!(s.is_too_large_resource_version(), "{s:?}");
@@ -128,7 +231,11 @@ async fn selectors() {
     create_cm(&c, &ns, "db", json!({"app": "db", "tier": "back"})).await;
     let q = |sel: &str| {
         let c = &c;
-        let path = format!("{}?labelSelector={}", cms(&ns), kcache_core::encode_query(&[("", sel.to_string())]).trim_start_matches('='));
+        let path = format!(
+            "{}?labelSelector={}",
+            cms(&ns),
+            kcache_core::encode_query(&[("", sel.to_string())]).trim_start_matches('=')
+        );
         async move { names(&c.client().get(&path).await.unwrap().body) }
     };
     assert_eq!(q("app=web").await, ["web"]);
@@ -137,13 +244,33 @@ async fn selectors() {
     assert_eq!(q("tier").await, ["db", "web"]);
     assert_eq!(q("!tier").await, ["api"]);
     assert_eq!(q("tier notin (front)").await, ["api", "db"]);
-    let by_name = c.client().get(&format!("{}?fieldSelector=metadata.name%3Dapi", cms(&ns))).await.unwrap();
+    let by_name = c
+        .client()
+        .get(&format!("{}?fieldSelector=metadata.name%3Dapi", cms(&ns)))
+        .await
+        .unwrap();
     assert_eq!(names(&by_name.body), ["api"]);
-    let by_ns = c.client().get(&format!("/api/v1/configmaps?fieldSelector=metadata.namespace%3D{ns}")).await.unwrap();
+    let by_ns = c
+        .client()
+        .get(&format!(
+            "/api/v1/configmaps?fieldSelector=metadata.namespace%3D{ns}"
+        ))
+        .await
+        .unwrap();
     assert_eq!(names(&by_ns.body), ["api", "db", "web"]);
-    let unknown = c.client().get(&format!("{}?fieldSelector=spec.nope%3Dx", cms(&ns))).await.unwrap();
+    let unknown = c
+        .client()
+        .get(&format!("{}?fieldSelector=spec.nope%3Dx", cms(&ns)))
+        .await
+        .unwrap();
     assert_eq!(unknown.status, 400);
-    assert!(status(&unknown.body).message.contains("\"spec.nope\" is not a known field selector"), "{}", unknown.body);
+    assert!(
+        status(&unknown.body)
+            .message
+            .contains("\"spec.nope\" is not a known field selector"),
+        "{}",
+        unknown.body
+    );
 }
 
 #[tokio::test]
@@ -153,22 +280,43 @@ async fn watch_from_resource_version_and_timeout() {
     let a = create_cm(&c, &ns, "a", json!({})).await;
     let mut a2 = a.clone();
     a2["data"] = json!({"k": "2"});
-    c.client().put(&format!("{}/a", cms(&ns)), &a2).await.unwrap();
+    c.client()
+        .put(&format!("{}/a", cms(&ns)), &a2)
+        .await
+        .unwrap();
     create_cm(&c, &ns, "b", json!({})).await;
-    let path = format!("{}?watch=true&resourceVersion={}&timeoutSeconds=2", cms(&ns), rv(&a));
+    let path = format!(
+        "{}?watch=true&resourceVersion={}&timeoutSeconds=2",
+        cms(&ns),
+        rv(&a)
+    );
     let mut w = c.client().watch(&path).await.unwrap().expect("watch opens");
     let got = read_until(&mut w, |e| e.len() == 2).await;
-    assert_eq!(summary(&got), [("MODIFIED".into(), "a".into()), ("ADDED".into(), "b".into())]);
+    assert_eq!(
+        summary(&got),
+        [
+            ("MODIFIED".into(), "a".into()),
+            ("ADDED".into(), "b".into())
+        ]
+    );
     c.client().delete(&format!("{}/b", cms(&ns))).await.unwrap();
     let del = read_until(&mut w, |e| !e.is_empty()).await;
     assert_eq!(summary(&del), [("DELETED".into(), "b".into())]);
-    assert!(rv(&del[0]["object"]) > rv(&got[1]["object"]), "a deletion has its own resourceVersion");
+    assert!(
+        rv(&del[0]["object"]) > rv(&got[1]["object"]),
+        "a deletion has its own resourceVersion"
+    );
     // timeoutSeconds ends the stream cleanly.
     let rest = read_until(&mut w, |_| false).await;
     assert!(rest.is_empty(), "{rest:?}");
 
     // Without a resourceVersion the watch starts with the current state.
-    let mut w = c.client().watch(&format!("{}?watch=true&timeoutSeconds=1", cms(&ns))).await.unwrap().unwrap();
+    let mut w = c
+        .client()
+        .watch(&format!("{}?watch=true&timeoutSeconds=1", cms(&ns)))
+        .await
+        .unwrap()
+        .unwrap();
     let init = read_until(&mut w, |e| e.len() == 1).await;
     assert_eq!(summary(&init), [("ADDED".into(), "a".into())]);
 }
@@ -178,17 +326,43 @@ async fn watch_reports_objects_entering_and_leaving_the_selector() {
     let c = cluster().await;
     let ns = c.create_namespace("conf-enter").await.unwrap();
     let obj = create_cm(&c, &ns, "x", json!({"app": "other"})).await;
-    let path = format!("{}?watch=true&labelSelector=app%3Dweb&resourceVersion={}&timeoutSeconds=5", cms(&ns), rv(&obj));
+    let path = format!(
+        "{}?watch=true&labelSelector=app%3Dweb&resourceVersion={}&timeoutSeconds=5",
+        cms(&ns),
+        rv(&obj)
+    );
     let mut w = c.client().watch(&path).await.unwrap().unwrap();
     let url = format!("{}/x", cms(&ns));
     let merge = "application/merge-patch+json";
-    c.client().patch(&url, merge, &json!({"metadata": {"labels": {"app": "web"}}})).await.unwrap();
-    c.client().patch(&url, merge, &json!({"data": {"k": "changed"}})).await.unwrap();
-    let left = c.client().patch(&url, merge, &json!({"metadata": {"labels": {"app": "gone"}}})).await.unwrap();
+    c.client()
+        .patch(
+            &url,
+            merge,
+            &json!({"metadata": {"labels": {"app": "web"}}}),
+        )
+        .await
+        .unwrap();
+    c.client()
+        .patch(&url, merge, &json!({"data": {"k": "changed"}}))
+        .await
+        .unwrap();
+    let left = c
+        .client()
+        .patch(
+            &url,
+            merge,
+            &json!({"metadata": {"labels": {"app": "gone"}}}),
+        )
+        .await
+        .unwrap();
     let got = read_until(&mut w, |e| e.len() == 3).await;
     assert_eq!(
         summary(&got),
-        [("ADDED".into(), "x".into()), ("MODIFIED".into(), "x".into()), ("DELETED".into(), "x".into())]
+        [
+            ("ADDED".into(), "x".into()),
+            ("MODIFIED".into(), "x".into()),
+            ("DELETED".into(), "x".into())
+        ]
     );
     // The DELETED event of an object leaving the selector carries its old state at the new
     // resourceVersion.
@@ -210,17 +384,39 @@ async fn watch_older_than_the_window_is_expired() {
     let url = format!("{}/churn", cms(&ns));
     create_cm(&c, &ns, "churn", json!({})).await;
     for i in 0..120 {
-        let r = c.client().patch(&url, "application/merge-patch+json", &json!({"data": {"i": i.to_string()}})).await.unwrap();
+        let r = c
+            .client()
+            .patch(
+                &url,
+                "application/merge-patch+json",
+                &json!({"data": {"i": i.to_string()}}),
+            )
+            .await
+            .unwrap();
         assert_eq!(r.status, 200);
     }
-    let path = format!("{}?watch=true&resourceVersion={}&timeoutSeconds=5", cms(&ns), rv(&first));
-    let mut w = c.client().watch(&path).await.unwrap().expect("the 410 travels as a watch event");
+    let path = format!(
+        "{}?watch=true&resourceVersion={}&timeoutSeconds=5",
+        cms(&ns),
+        rv(&first)
+    );
+    let mut w = c
+        .client()
+        .watch(&path)
+        .await
+        .unwrap()
+        .expect("the 410 travels as a watch event");
     let got = read_until(&mut w, |e| !e.is_empty()).await;
     assert_eq!(got[0]["type"], "ERROR");
     let s = status(&got[0]["object"]);
     assert!(s.is_gone(), "{s:?}");
     assert_eq!(s.reason, "Expired");
-    assert!(s.message.starts_with(&format!("too old resource version: {} (", rv(&first))), "{}", s.message);
+    assert!(
+        s.message
+            .starts_with(&format!("too old resource version: {} (", rv(&first))),
+        "{}",
+        s.message
+    );
 }
 
 #[tokio::test]
@@ -228,7 +424,11 @@ async fn bookmarks_when_allowed() {
     let c = cluster().await;
     let ns = c.create_namespace("conf-bm").await.unwrap();
     let obj = create_cm(&c, &ns, "a", json!({})).await;
-    let path = format!("{}?watch=true&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds=5", cms(&ns), rv(&obj));
+    let path = format!(
+        "{}?watch=true&allowWatchBookmarks=true&resourceVersion={}&timeoutSeconds=5",
+        cms(&ns),
+        rv(&obj)
+    );
     let mut w = c.client().watch(&path).await.unwrap().unwrap();
     let got = read_until(&mut w, |e| e.iter().any(|e| e["type"] == "BOOKMARK")).await;
     let bm = got.iter().find(|e| e["type"] == "BOOKMARK").unwrap();
@@ -246,14 +446,23 @@ async fn watch_list_sends_initial_events_then_an_annotated_bookmark() {
     let mut w = match c.client().watch(&path).await.unwrap() {
         Ok(w) => w,
         Err(resp) if c.is_real() && resp.status == 422 => {
-            let why = format!("this kube-apiserver rejects sendInitialEvents (watch-list needs 1.27+): {}", resp.body["message"]);
+            let why = format!(
+                "this kube-apiserver rejects sendInitialEvents (watch-list needs 1.27+): {}",
+                resp.body["message"]
+            );
             return skip("watch_list", &why);
         }
         Err(resp) => panic!("watch-list refused: {}", resp.body),
     };
     let got = read_until(&mut w, |e| e.iter().any(|e| e["type"] == "BOOKMARK")).await;
-    assert_eq!(summary(&got[..2]), [("ADDED".into(), "a".into()), ("ADDED".into(), "b".into())]);
-    assert_eq!(got[2]["object"]["metadata"]["annotations"][kcache_core::INITIAL_EVENTS_END_ANNOTATION], "true");
+    assert_eq!(
+        summary(&got[..2]),
+        [("ADDED".into(), "a".into()), ("ADDED".into(), "b".into())]
+    );
+    assert_eq!(
+        got[2]["object"]["metadata"]["annotations"][kcache_core::INITIAL_EVENTS_END_ANNOTATION],
+        "true"
+    );
 }
 
 #[tokio::test]
@@ -264,24 +473,49 @@ async fn finalizers_hold_deletion() {
     body["metadata"]["finalizers"] = json!(["example.com/hold"]);
     let created = c.client().post(&cms(&ns), &body).await.unwrap().body;
     let url = format!("{}/held", cms(&ns));
-    let path = format!("{}?watch=true&resourceVersion={}&timeoutSeconds=5", cms(&ns), rv(&created));
+    let path = format!(
+        "{}?watch=true&resourceVersion={}&timeoutSeconds=5",
+        cms(&ns),
+        rv(&created)
+    );
     let mut w = c.client().watch(&path).await.unwrap().unwrap();
     let del = c.client().delete(&url).await.unwrap();
     assert_eq!(del.status, 200);
     let held = c.client().get(&url).await.unwrap().body;
     assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
-    let released = c.client().patch(&url, "application/merge-patch+json", &json!({"metadata": {"finalizers": null}})).await.unwrap();
+    let released = c
+        .client()
+        .patch(
+            &url,
+            "application/merge-patch+json",
+            &json!({"metadata": {"finalizers": null}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(released.status, 200, "{}", released.body);
     assert_eq!(c.client().get(&url).await.unwrap().status, 404);
     let got = read_until(&mut w, |e| e.len() == 2).await;
-    assert_eq!(summary(&got), [("MODIFIED".into(), "held".into()), ("DELETED".into(), "held".into())]);
+    assert_eq!(
+        summary(&got),
+        [
+            ("MODIFIED".into(), "held".into()),
+            ("DELETED".into(), "held".into())
+        ]
+    );
 
     create_cm(&c, &ns, "x1", json!({"batch": "1"})).await;
     create_cm(&c, &ns, "x2", json!({"batch": "1"})).await;
     create_cm(&c, &ns, "keep", json!({})).await;
-    let dc = c.client().delete(&format!("{}?labelSelector=batch%3D1", cms(&ns))).await.unwrap();
+    let dc = c
+        .client()
+        .delete(&format!("{}?labelSelector=batch%3D1", cms(&ns)))
+        .await
+        .unwrap();
     assert_eq!(dc.status, 200);
-    assert_eq!(names(&c.client().get(&cms(&ns)).await.unwrap().body), ["keep"]);
+    assert_eq!(
+        names(&c.client().get(&cms(&ns)).await.unwrap().body),
+        ["keep"]
+    );
 }
 
 #[tokio::test]
@@ -290,21 +524,58 @@ async fn patch_types() {
     let ns = c.create_namespace("conf-patch").await.unwrap();
     create_cm(&c, &ns, "p", json!({})).await;
     let url = format!("{}/p", cms(&ns));
-    let m = c.client().patch(&url, "application/merge-patch+json", &json!({"data": {"m": "1"}})).await.unwrap();
+    let m = c
+        .client()
+        .patch(
+            &url,
+            "application/merge-patch+json",
+            &json!({"data": {"m": "1"}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(m.body["data"], json!({"k": "v", "m": "1"}));
-    let j = c.client().patch(&url, "application/json-patch+json", &json!([{"op": "remove", "path": "/data/k"}])).await.unwrap();
+    let j = c
+        .client()
+        .patch(
+            &url,
+            "application/json-patch+json",
+            &json!([{"op": "remove", "path": "/data/k"}]),
+        )
+        .await
+        .unwrap();
     assert_eq!(j.body["data"], json!({"m": "1"}));
-    let s = c.client().patch(&url, "application/strategic-merge-patch+json", &json!({"data": {"s": "2"}})).await.unwrap();
+    let s = c
+        .client()
+        .patch(
+            &url,
+            "application/strategic-merge-patch+json",
+            &json!({"data": {"s": "2"}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(s.body["data"], json!({"m": "1", "s": "2"}));
     let stale = c
         .client()
-        .patch(&url, "application/merge-patch+json", &json!({"metadata": {"resourceVersion": rv(&m.body).to_string()}, "data": {"x": "y"}}))
+        .patch(
+            &url,
+            "application/merge-patch+json",
+            &json!({"metadata": {"resourceVersion": rv(&m.body).to_string()}, "data": {"x": "y"}}),
+        )
         .await
         .unwrap();
     assert_eq!(stale.status, 409);
     let yaml = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\n  namespace: {ns}\ndata:\n  a: b\n");
     let apply_url = format!("{}/applied?fieldManager=kcache-test", cms(&ns));
-    let created = c.client().request(http::Method::PATCH, &apply_url, "application/apply-patch+yaml", yaml).await.unwrap();
+    let created = c
+        .client()
+        .request(
+            http::Method::PATCH,
+            &apply_url,
+            "application/apply-patch+yaml",
+            yaml,
+        )
+        .await
+        .unwrap();
     assert_eq!(created.status, 201, "{}", created.body);
     assert_eq!(created.body["data"], json!({"a": "b"}));
 }
@@ -322,16 +593,45 @@ async fn status_subresource_and_generation() {
     assert_eq!(d.body["metadata"]["generation"], 1);
     let url = format!("{base}/d");
     let merge = "application/merge-patch+json";
-    let st = c.client().patch(&format!("{url}/status"), merge, &json!({"status": {"observedGeneration": 1}, "spec": {"replicas": 5}})).await.unwrap();
+    let st = c
+        .client()
+        .patch(
+            &format!("{url}/status"),
+            merge,
+            &json!({"status": {"observedGeneration": 1}, "spec": {"replicas": 5}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(st.status, 200, "{}", st.body);
     assert_eq!(st.body["status"]["observedGeneration"], 1);
-    assert_eq!(st.body["spec"]["replicas"], 1, "a status write changes only status");
+    assert_eq!(
+        st.body["spec"]["replicas"], 1,
+        "a status write changes only status"
+    );
     assert_eq!(st.body["metadata"]["generation"], 1);
-    let sp = c.client().patch(&url, merge, &json!({"spec": {"replicas": 2}, "status": {"observedGeneration": 9}})).await.unwrap();
+    let sp = c
+        .client()
+        .patch(
+            &url,
+            merge,
+            &json!({"spec": {"replicas": 2}, "status": {"observedGeneration": 9}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(sp.body["metadata"]["generation"], 2);
-    assert_eq!(sp.body["status"]["observedGeneration"], 1, "the main resource ignores status");
-    let lb = c.client().patch(&url, merge, &json!({"metadata": {"labels": {"x": "y"}}})).await.unwrap();
-    assert_eq!(lb.body["metadata"]["generation"], 2, "metadata changes do not bump generation");
+    assert_eq!(
+        sp.body["status"]["observedGeneration"], 1,
+        "the main resource ignores status"
+    );
+    let lb = c
+        .client()
+        .patch(&url, merge, &json!({"metadata": {"labels": {"x": "y"}}}))
+        .await
+        .unwrap();
+    assert_eq!(
+        lb.body["metadata"]["generation"], 2,
+        "metadata changes do not bump generation"
+    );
 }
 
 #[tokio::test]
@@ -345,7 +645,14 @@ async fn custom_resource_definitions_are_served() {
                  "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
                  "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
                                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
-    let r = c.client().post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", &crd).await.unwrap();
+    let r = c
+        .client()
+        .post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            &crd,
+        )
+        .await
+        .unwrap();
     assert_eq!(r.status, 201, "{}", r.body);
     let base = format!("/apis/{group}/v1/namespaces/{ns}/widgets");
     let w = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 1}});
@@ -361,11 +668,33 @@ async fn custom_resource_definitions_are_served() {
     let created = created.expect("the CRD's resource gets served");
     assert_eq!(created["metadata"]["generation"], 1);
     let disc = c.client().get(&format!("/apis/{group}/v1")).await.unwrap();
-    assert!(disc.body["resources"].as_array().unwrap().iter().any(|r| r["name"] == "widgets/status"), "{}", disc.body);
-    let st = c.client().patch(&format!("{base}/w1/status"), "application/merge-patch+json", &json!({"status": {"ready": true}})).await.unwrap();
+    assert!(
+        disc.body["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "widgets/status"),
+        "{}",
+        disc.body
+    );
+    let st = c
+        .client()
+        .patch(
+            &format!("{base}/w1/status"),
+            "application/merge-patch+json",
+            &json!({"status": {"ready": true}}),
+        )
+        .await
+        .unwrap();
     assert_eq!(st.body["status"]["ready"], true);
     assert_eq!(names(&c.client().get(&base).await.unwrap().body), ["w1"]);
-    let del = c.client().delete(&format!("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")).await.unwrap();
+    let del = c
+        .client()
+        .delete(&format!(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}"
+        ))
+        .await
+        .unwrap();
     assert_eq!(del.status, 200);
 }
 
@@ -377,11 +706,23 @@ async fn discovery_and_version() {
     let api = c.client().get("/api").await.unwrap().body;
     assert_eq!(api["versions"], json!(["v1"]));
     let v1 = c.client().get("/api/v1").await.unwrap().body;
-    let cmr = v1["resources"].as_array().unwrap().iter().find(|r| r["name"] == "configmaps").unwrap().clone();
+    let cmr = v1["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "configmaps")
+        .unwrap()
+        .clone();
     assert_eq!(cmr["namespaced"], true);
     assert!(cmr["verbs"].as_array().unwrap().contains(&json!("watch")));
     let groups = c.client().get("/apis").await.unwrap().body;
-    let has = |g: &str| groups["groups"].as_array().unwrap().iter().any(|x| x["name"] == g);
+    let has = |g: &str| {
+        groups["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["name"] == g)
+    };
     assert!(has("apps") && has("coordination.k8s.io") && has("apiextensions.k8s.io"));
     if !c.is_real() {
         // kubectl falls back from OpenAPI to its built-in knowledge on a 404.

@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 use common::*;
 
 fn kubectl_path() -> Option<&'static str> {
-    ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].into_iter().find(|p| Path::new(p).is_file())
+    ["/usr/bin/kubectl", "/usr/local/bin/kubectl"]
+        .into_iter()
+        .find(|p| Path::new(p).is_file())
 }
 
 struct Kubectl<'a> {
@@ -23,14 +25,21 @@ struct Kubectl<'a> {
 impl Kubectl<'_> {
     fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(self.bin);
-        c.args(args).args(["-n", self.ns]).env("KUBECONFIG", self.kubeconfig).env("HOME", self.home);
+        c.args(args)
+            .args(["-n", self.ns])
+            .env("KUBECONFIG", self.kubeconfig)
+            .env("HOME", self.home);
         c
     }
 
     fn run(&self, args: &[&str]) -> String {
         let out = self.cmd(args).output().expect("kubectl runs");
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(out.status.success(), "kubectl {args:?} failed: {}{text}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         text
     }
 }
@@ -39,15 +48,28 @@ impl Kubectl<'_> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_works_against_the_cluster() {
     let Some(bin) = kubectl_path() else {
-        return skip("kubectl_works_against_the_cluster", "no kubectl at /usr/bin or /usr/local/bin");
+        return skip(
+            "kubectl_works_against_the_cluster",
+            "no kubectl at /usr/bin or /usr/local/bin",
+        );
     };
     let c = cluster().await;
     let ns = c.create_namespace("kubectl").await.unwrap();
     let home = tempfile::tempdir().unwrap();
-    let k = Kubectl { bin, kubeconfig: c.kubeconfig_path(), home: home.path(), ns: &ns };
+    let k = Kubectl {
+        bin,
+        kubeconfig: c.kubeconfig_path(),
+        home: home.path(),
+        ns: &ns,
+    };
 
     // A bounded `get -w`: read its lines on a thread, stop it once the last change shows up.
-    let mut watch = k.cmd(&["get", "configmaps", "-w", "-o", "name"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut watch = k
+        .cmd(&["get", "configmaps", "-w", "-o", "name"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let out = watch.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -57,26 +79,83 @@ async fn kubectl_works_against_the_cluster() {
     });
 
     let file = home.path().join("cm.yaml");
-    std::fs::write(&file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-file\ndata:\n  a: \"1\"\n").unwrap();
-    assert!(k.run(&["create", "-f", file.to_str().unwrap()]).contains("configmap/from-file created"));
-    std::fs::write(&file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"1\"\n").unwrap();
-    assert!(k.run(&["apply", "-f", file.to_str().unwrap()]).contains("configmap/applied created"));
-    std::fs::write(&file, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"2\"\n").unwrap();
-    assert!(k.run(&["apply", "-f", file.to_str().unwrap()]).contains("configmap/applied configured"));
-    assert_eq!(k.run(&["get", "configmap", "applied", "-o", "jsonpath={.data.a}"]), "2");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-file\ndata:\n  a: \"1\"\n",
+    )
+    .unwrap();
+    assert!(k
+        .run(&["create", "-f", file.to_str().unwrap()])
+        .contains("configmap/from-file created"));
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"1\"\n",
+    )
+    .unwrap();
+    assert!(k
+        .run(&["apply", "-f", file.to_str().unwrap()])
+        .contains("configmap/applied created"));
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: applied\ndata:\n  a: \"2\"\n",
+    )
+    .unwrap();
+    assert!(k
+        .run(&["apply", "-f", file.to_str().unwrap()])
+        .contains("configmap/applied configured"));
+    assert_eq!(
+        k.run(&["get", "configmap", "applied", "-o", "jsonpath={.data.a}"]),
+        "2"
+    );
     k.run(&["label", "configmap", "applied", "team=kcache"]);
-    k.run(&["patch", "configmap", "applied", "-p", r#"{"data":{"b":"3"}}"#]);
-    k.run(&["patch", "configmap", "applied", "--type", "merge", "-p", r#"{"data":{"c":"4"}}"#]);
-    let got = k.run(&["get", "configmaps", "-l", "team=kcache", "-o", "jsonpath={.items[*].data}"]);
-    assert!(got.contains(r#""b":"3""#) && got.contains(r#""c":"4""#), "{got}");
+    k.run(&[
+        "patch",
+        "configmap",
+        "applied",
+        "-p",
+        r#"{"data":{"b":"3"}}"#,
+    ]);
+    k.run(&[
+        "patch",
+        "configmap",
+        "applied",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"data":{"c":"4"}}"#,
+    ]);
+    let got = k.run(&[
+        "get",
+        "configmaps",
+        "-l",
+        "team=kcache",
+        "-o",
+        "jsonpath={.items[*].data}",
+    ]);
+    assert!(
+        got.contains(r#""b":"3""#) && got.contains(r#""c":"4""#),
+        "{got}"
+    );
     let listed = k.run(&["get", "configmaps"]);
-    assert!(listed.contains("from-file") && listed.contains("applied"), "{listed}");
-    assert!(k.run(&["delete", "configmap", "from-file"]).contains("deleted"));
-    assert!(!k.run(&["get", "configmaps", "-o", "name"]).contains("from-file"));
+    assert!(
+        listed.contains("from-file") && listed.contains("applied"),
+        "{listed}"
+    );
+    assert!(k
+        .run(&["delete", "configmap", "from-file"])
+        .contains("deleted"));
+    assert!(!k
+        .run(&["get", "configmaps", "-o", "name"])
+        .contains("from-file"));
 
     let mut seen = Vec::new();
-    while !seen.iter().any(|l: &String| l.contains("applied")) || !seen.iter().any(|l| l.contains("from-file")) {
-        seen.push(rx.recv_timeout(std::time::Duration::from_secs(15)).expect("kubectl get -w printed the changes"));
+    while !seen.iter().any(|l: &String| l.contains("applied"))
+        || !seen.iter().any(|l| l.contains("from-file"))
+    {
+        seen.push(
+            rx.recv_timeout(std::time::Duration::from_secs(15))
+                .expect("kubectl get -w printed the changes"),
+        );
     }
     let _ = watch.kill();
     let _ = watch.wait();

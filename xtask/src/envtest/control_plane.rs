@@ -37,7 +37,8 @@ fn free_port() -> Result<u16, String> {
 }
 
 fn spawn(name: &'static str, bin: &Path, args: &[String], log: &Path) -> Result<Process, String> {
-    let out = std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
+    let out =
+        std::fs::File::create(log).map_err(|e| format!("cannot create {}: {e}", log.display()))?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let child = Command::new(bin)
         .args(args)
@@ -46,7 +47,11 @@ fn spawn(name: &'static str, bin: &Path, args: &[String], log: &Path) -> Result<
         .stderr(err)
         .spawn()
         .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
-    eprintln!("xtask: started {name} (pid {}, log {})", child.id(), log.display());
+    eprintln!(
+        "xtask: started {name} (pid {}, log {})",
+        child.id(),
+        log.display()
+    );
     Ok(Process { name, child })
 }
 
@@ -60,7 +65,13 @@ fn http_ok(url: &str, creds: &Credentials) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool, child: &mut Process, log: &Path) -> Result<(), String> {
+fn wait_until(
+    what: &str,
+    timeout: Duration,
+    mut ok: impl FnMut() -> bool,
+    child: &mut Process,
+    log: &Path,
+) -> Result<(), String> {
     let start = Instant::now();
     while start.elapsed() < timeout {
         if ok() {
@@ -68,11 +79,18 @@ fn wait_until(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool, child
             return Ok(());
         }
         if let Ok(Some(status)) = child.child.try_wait() {
-            return Err(format!("{} exited ({status}) before {what}; see {}", child.name, log.display()));
+            return Err(format!(
+                "{} exited ({status}) before {what}; see {}",
+                child.name,
+                log.display()
+            ));
         }
         std::thread::sleep(Duration::from_millis(250));
     }
-    Err(format!("timed out waiting for {what}; see {}", log.display()))
+    Err(format!(
+        "timed out waiting for {what}; see {}",
+        log.display()
+    ))
 }
 
 /// Starts etcd then kube-apiserver from `assets`, and waits until the API server is ready and
@@ -100,7 +118,12 @@ pub fn start(assets: &Path, dir: &Path, creds: &Credentials) -> Result<ControlPl
     wait_until(
         "etcd is healthy",
         Duration::from_secs(30),
-        || Command::new("curl").args(["-sf", "-o", "/dev/null", &format!("{etcd_url}/health")]).status().is_ok_and(|s| s.success()),
+        || {
+            Command::new("curl")
+                .args(["-sf", "-o", "/dev/null", &format!("{etcd_url}/health")])
+                .status()
+                .is_ok_and(|s| s.success())
+        },
         &mut etcd,
         &etcd_log,
     )?;
@@ -131,7 +154,13 @@ pub fn start(assets: &Path, dir: &Path, creds: &Credentials) -> Result<ControlPl
         &api_log,
     )?;
     let url = format!("https://127.0.0.1:{secure}");
-    wait_until("kube-apiserver is ready", Duration::from_secs(90), || http_ok(&format!("{url}/readyz"), creds), &mut apiserver, &api_log)?;
+    wait_until(
+        "kube-apiserver is ready",
+        Duration::from_secs(90),
+        || http_ok(&format!("{url}/readyz"), creds),
+        &mut apiserver,
+        &api_log,
+    )?;
     wait_until(
         "namespace default exists",
         Duration::from_secs(30),
@@ -139,5 +168,9 @@ pub fn start(assets: &Path, dir: &Path, creds: &Credentials) -> Result<ControlPl
         &mut apiserver,
         &api_log,
     )?;
-    Ok(ControlPlane { _apiserver: apiserver, _etcd: etcd, url })
+    Ok(ControlPlane {
+        _apiserver: apiserver,
+        _etcd: etcd,
+        url,
+    })
 }

@@ -16,7 +16,10 @@ pub fn run() -> Result<(), String> {
     let assets = PathBuf::from(assets);
     for bin in ["etcd", "kube-apiserver"] {
         if !assets.join(bin).is_file() {
-            return Err(format!("{bin} is missing from KUBEBUILDER_ASSETS={}", assets.display()));
+            return Err(format!(
+                "{bin} is missing from KUBEBUILDER_ASSETS={}",
+                assets.display()
+            ));
         }
     }
     let dir = run_dir()?;
@@ -30,7 +33,10 @@ pub fn run() -> Result<(), String> {
 }
 
 fn run_dir() -> Result<PathBuf, String> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
     let dir = std::env::temp_dir().join(format!("kcache-envtest-{}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     Ok(dir)
@@ -43,8 +49,15 @@ fn run_in(assets: &Path, dir: &Path) -> Result<(), String> {
     write_kubeconfig(&kubeconfig, &plane.url, &creds)?;
     eprintln!("xtask: KCACHE_TEST_KUBECONFIG={}", kubeconfig.display());
     let kc = kubeconfig.display().to_string();
-    let path = format!("{}:{}", assets.display(), std::env::var("PATH").unwrap_or_default());
-    report::run_tests(&[("KCACHE_TEST_KUBECONFIG", kc.as_str()), ("PATH", path.as_str())])
+    let path = format!(
+        "{}:{}",
+        assets.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    report::run_tests(&[
+        ("KCACHE_TEST_KUBECONFIG", kc.as_str()),
+        ("PATH", path.as_str()),
+    ])
     // `plane` drops here: kube-apiserver, then etcd, are stopped whatever the tests did.
 }
 

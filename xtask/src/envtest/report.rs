@@ -19,7 +19,9 @@ impl Counts {
         if let Some(rest) = line.trim().strip_prefix("test result: ") {
             for part in rest.split(';') {
                 let mut words = part.split_whitespace().rev();
-                let (Some(label), Some(n)) = (words.next(), words.next()) else { continue };
+                let (Some(label), Some(n)) = (words.next(), words.next()) else {
+                    continue;
+                };
                 let n: usize = n.parse().unwrap_or(0);
                 match label {
                     "passed" => self.passed += n,
@@ -29,7 +31,8 @@ impl Counts {
                 }
             }
         } else if let Some(pos) = line.find(SKIP_MARKER) {
-            self.skipped.push(line[pos + SKIP_MARKER.len()..].trim().to_string());
+            self.skipped
+                .push(line[pos + SKIP_MARKER.len()..].trim().to_string());
         }
     }
 }
@@ -69,7 +72,9 @@ pub fn run_tests(envs: &[(&str, &str)]) -> Result<(), String> {
     if status.success() && counts.failed == 0 {
         Ok(())
     } else {
-        Err(format!("integration tests failed against envtest ({status})"))
+        Err(format!(
+            "integration tests failed against envtest ({status})"
+        ))
     }
 }
 
@@ -84,6 +89,9 @@ mod tests {
         c.read_line("kcache-skip: watch_list: kube-apiserver 1.20 has no sendInitialEvents");
         c.read_line("test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out");
         assert_eq!((c.passed, c.failed, c.ignored), (7, 1, 2));
-        assert_eq!(c.skipped, vec!["watch_list: kube-apiserver 1.20 has no sendInitialEvents".to_string()]);
+        assert_eq!(
+            c.skipped,
+            vec!["watch_list: kube-apiserver 1.20 has no sendInitialEvents".to_string()]
+        );
     }
 }

@@ -32,11 +32,15 @@ pub(crate) fn delete(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult 
     let opts: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
         DeleteOptions::default()
     } else {
-        serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
     };
     let name = t.name.clone().unwrap_or_default();
     let body = delete_one(state, t, &name, &opts)?;
-    Ok(json_response(StatusCode::OK, serde_json::to_vec(&body).expect("a JSON value always serializes")))
+    Ok(json_response(
+        StatusCode::OK,
+        serde_json::to_vec(&body).expect("a JSON value always serializes"),
+    ))
 }
 
 /// Finalizers the real server adds for a propagation policy (no garbage collector runs here,
@@ -50,19 +54,34 @@ fn gc_finalizer(opts: &DeleteOptions) -> Option<&'static str> {
     }
 }
 
-fn delete_one(state: &ServerState, t: &Target, name: &str, opts: &DeleteOptions) -> Result<Value, ApiError> {
+fn delete_one(
+    state: &ServerState,
+    t: &Target,
+    name: &str,
+    opts: &DeleteOptions,
+) -> Result<Value, ApiError> {
     let res = &t.res;
-    let key = crate::storage::object_key(t.namespace.as_deref().filter(|_| res.api.namespaced), name);
+    let key =
+        crate::storage::object_key(t.namespace.as_deref().filter(|_| res.api.namespaced), name);
     loop {
-        let current = state.storage.get(res, &key).ok_or_else(|| ApiError::not_found(res, name))?;
+        let current = state
+            .storage
+            .get(res, &key)
+            .ok_or_else(|| ApiError::not_found(res, name))?;
         let mut cur = current.value();
         if let Some(p) = &opts.preconditions {
             let uid = cur["metadata"]["uid"].as_str().unwrap_or_default();
             if let Some(want) = p.uid.as_deref().filter(|u| *u != uid) {
-                let why = format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}");
+                let why = format!(
+                    "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
+                );
                 return Err(ApiError::conflict(res, name, &why));
             }
-            if let Some(want) = p.resource_version.as_deref().filter(|rv| *rv != current.rv.to_string()) {
+            if let Some(want) = p
+                .resource_version
+                .as_deref()
+                .filter(|rv| *rv != current.rv.to_string())
+            {
                 let why = format!(
                     "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
                     current.rv
@@ -70,7 +89,10 @@ fn delete_one(state: &ServerState, t: &Target, name: &str, opts: &DeleteOptions)
                 return Err(ApiError::conflict(res, name, &why));
             }
         }
-        let mut finalizers: Vec<Value> = cur["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
+        let mut finalizers: Vec<Value> = cur["metadata"]["finalizers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if let Some(f) = gc_finalizer(opts).filter(|f| !finalizers.iter().any(|x| x == f)) {
             finalizers.push(json!(f));
         }
@@ -87,7 +109,10 @@ fn delete_one(state: &ServerState, t: &Target, name: &str, opts: &DeleteOptions)
                 Err(_) => return Err(ApiError::not_found(res, name)),
             }
         }
-        let gone = match state.storage.delete(res, &key, Expect::Rv(current.rv), None) {
+        let gone = match state
+            .storage
+            .delete(res, &key, Expect::Rv(current.rv), None)
+        {
             Ok(g) => g,
             Err(CommitError::Conflict) => continue,
             Err(_) => return Err(ApiError::not_found(res, name)),
@@ -103,7 +128,8 @@ fn delete_one(state: &ServerState, t: &Target, name: &str, opts: &DeleteOptions)
         }
         // Like the real registry: most built-ins answer a Status, pods and custom resources
         // (and namespaces) the deleted object.
-        let returns_object = matches!(res.api.plural.as_str(), "pods" | "namespaces") || !res.builtin;
+        let returns_object =
+            matches!(res.api.plural.as_str(), "pods" | "namespaces") || !res.builtin;
         if returns_object {
             return Ok(gone.value());
         }
@@ -125,7 +151,10 @@ pub(crate) fn delete_collection(state: &ServerState, t: &Target, q: &Query) -> A
     let opts = DeleteOptions::default();
     let mut items = Vec::new();
     for obj in &page.items {
-        let target = Target { namespace: obj.namespace.clone(), ..t.clone() };
+        let target = Target {
+            namespace: obj.namespace.clone(),
+            ..t.clone()
+        };
         match delete_one(state, &target, &obj.name, &opts) {
             Ok(v) => items.push(v),
             Err(e) if e.status.is_not_found() => {}

@@ -34,7 +34,12 @@ pub(crate) fn core_versions(state: &ServerState) -> ApiResult {
 /// Served versions of each non-core group, in table order.
 fn groups(state: &ServerState) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in state.resources.all().iter().filter(|r| !r.api.group.is_empty()) {
+    for r in state
+        .resources
+        .all()
+        .iter()
+        .filter(|r| !r.api.group.is_empty())
+    {
         let versions = groups.entry(r.api.group.clone()).or_default();
         if !versions.contains(&r.api.version) {
             versions.push(r.api.version.clone());
@@ -44,15 +49,20 @@ fn groups(state: &ServerState) -> BTreeMap<String, Vec<String>> {
 }
 
 fn group_doc(name: &str, versions: &[String]) -> Value {
-    let vs: Vec<Value> =
-        versions.iter().map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v})).collect();
+    let vs: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
     json!({"name": name, "versions": vs, "preferredVersion": vs[0]})
 }
 
 /// `/apis`.
 pub(crate) fn group_list(state: &ServerState) -> ApiResult {
     let groups: Vec<Value> = groups(state).iter().map(|(g, v)| group_doc(g, v)).collect();
-    Ok(json_value(StatusCode::OK, &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})))
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
+    ))
 }
 
 /// `/apis/{group}`.
@@ -66,9 +76,20 @@ pub(crate) fn group(state: &ServerState, group: &str) -> ApiResult {
 }
 
 fn resource_doc(r: &ResourceInfo) -> Vec<Value> {
-    let verbs = json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]);
-    let mut docs = vec![json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
-        "kind": r.api.kind, "verbs": verbs, "shortNames": r.short_names})];
+    let verbs = json!([
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch"
+    ]);
+    let mut docs = vec![
+        json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
+        "kind": r.api.kind, "verbs": verbs, "shortNames": r.short_names}),
+    ];
     if r.has_status {
         docs.push(json!({"name": format!("{}/status", r.api.plural), "singularName": "", "namespaced": r.api.namespaced,
             "kind": r.api.kind, "verbs": ["get", "patch", "update"]}));
@@ -88,7 +109,11 @@ pub(crate) fn resource_list(state: &ServerState, group: &str, version: &str) -> 
     if resources.is_empty() {
         return Err(ApiError::no_route());
     }
-    let gv = if group.is_empty() { version.to_string() } else { format!("{group}/{version}") };
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
     Ok(json_value(
         StatusCode::OK,
         &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
@@ -110,7 +135,10 @@ pub(crate) fn openapi_v3_root(state: &ServerState) -> ApiResult {
     let mut paths = serde_json::Map::new();
     for r in state.resources.all() {
         let p = gv_path(&r.api.group, &r.api.version);
-        paths.insert(p.clone(), json!({"serverRelativeURL": format!("/openapi/v3/{p}")}));
+        paths.insert(
+            p.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{p}")}),
+        );
     }
     Ok(json_value(StatusCode::OK, &json!({"paths": paths})))
 }
@@ -119,8 +147,15 @@ pub(crate) fn openapi_v3_root(state: &ServerState) -> ApiResult {
 /// names its kind and accepts `fieldValidation`.
 pub(crate) fn openapi_v3_group_version(state: &ServerState, gv: &str) -> ApiResult {
     let mut paths = serde_json::Map::new();
-    for r in state.resources.all().iter().filter(|r| gv_path(&r.api.group, &r.api.version) == gv) {
-        let path = r.api.object_path(r.api.namespaced.then_some("{namespace}"), "{name}");
+    for r in state
+        .resources
+        .all()
+        .iter()
+        .filter(|r| gv_path(&r.api.group, &r.api.version) == gv)
+    {
+        let path = r
+            .api
+            .object_path(r.api.namespaced.then_some("{namespace}"), "{name}");
         let op = json!({"x-kubernetes-group-version-kind": {"group": r.api.group, "version": r.api.version, "kind": r.api.kind},
                         "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
                         "responses": {}});

@@ -35,7 +35,10 @@ pub(crate) struct Target {
 impl Target {
     /// The storage key of the named object.
     pub(crate) fn key(&self) -> String {
-        object_key(self.namespace.as_deref(), self.name.as_deref().unwrap_or_default())
+        object_key(
+            self.namespace.as_deref(),
+            self.name.as_deref().unwrap_or_default(),
+        )
     }
 
     /// The verb, as faults and logs name it.
@@ -60,13 +63,31 @@ impl Target {
             .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
         let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""))
             .map_err(|e| ApiError::bad_request(e.to_string()))?;
-        if let Some(r) = fields.requirements().iter().find(|r| !self.res.supports_field(&r.field)) {
-            let mut known = vec!["metadata.name".to_string(), "metadata.namespace".to_string()];
+        if let Some(r) = fields
+            .requirements()
+            .iter()
+            .find(|r| !self.res.supports_field(&r.field))
+        {
+            let mut known = vec![
+                "metadata.name".to_string(),
+                "metadata.namespace".to_string(),
+            ];
             known.extend(self.res.fields.iter().cloned());
-            let only = known.iter().map(|f| format!("{f:?}")).collect::<Vec<_>>().join(", ");
-            return Err(ApiError::bad_request(format!("{:?} is not a known field selector: only {only}", r.field)));
+            let only = known
+                .iter()
+                .map(|f| format!("{f:?}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(ApiError::bad_request(format!(
+                "{:?} is not a known field selector: only {only}",
+                r.field
+            )));
         }
-        Ok(Filter { namespace: self.namespace.clone(), labels, fields })
+        Ok(Filter {
+            namespace: self.namespace.clone(),
+            labels,
+            fields,
+        })
     }
 }
 
@@ -91,7 +112,9 @@ pub(crate) async fn dispatch(
         Some(Verb::Update) => write::update(state, &target, &body),
         Some(Verb::Patch) => patch::patch(state, &target, query, headers, &body),
         Some(Verb::Delete) if sub.is_none() => delete::delete(state, &target, &body),
-        Some(Verb::DeleteCollection) if sub.is_none() => delete::delete_collection(state, &target, query),
+        Some(Verb::DeleteCollection) if sub.is_none() => {
+            delete::delete_collection(state, &target, query)
+        }
         _ => Err(ApiError::method_not_allowed()),
     }
 }

@@ -25,11 +25,18 @@ fn unprocessable(msg: String) -> ApiError {
 }
 
 fn parse(headers: &HeaderMap, body: &[u8], q: &Query) -> Result<Kind, ApiError> {
-    let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
     let media = ct.split(';').next().unwrap_or_default().trim();
-    let bad_json = |e: serde_json::Error| ApiError::bad_request(format!("the body of the patch is not valid JSON: {e}"));
+    let bad_json = |e: serde_json::Error| {
+        ApiError::bad_request(format!("the body of the patch is not valid JSON: {e}"))
+    };
     Ok(match media {
-        "application/json-patch+json" => Kind::Json(serde_json::from_slice(body).map_err(bad_json)?),
+        "application/json-patch+json" => {
+            Kind::Json(serde_json::from_slice(body).map_err(bad_json)?)
+        }
         "application/merge-patch+json" => Kind::Merge(parse_object(body)?),
         "application/strategic-merge-patch+json" => Kind::Strategic(parse_object(body)?),
         "application/apply-patch+yaml" => {
@@ -51,10 +58,15 @@ fn parse(headers: &HeaderMap, body: &[u8], q: &Query) -> Result<Kind, ApiError> 
                 });
                 return Err(s.into());
             }
-            let v: Value = serde_yaml_ng::from_slice(body)
-                .map_err(|e| ApiError::bad_request(format!("the body of the apply patch is not valid YAML: {e}")))?;
+            let v: Value = serde_yaml_ng::from_slice(body).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "the body of the apply patch is not valid YAML: {e}"
+                ))
+            })?;
             if !v.is_object() {
-                return Err(ApiError::bad_request("the body of the apply patch must be an object"));
+                return Err(ApiError::bad_request(
+                    "the body of the apply patch must be an object",
+                ));
             }
             Kind::Apply(v)
         }
@@ -63,7 +75,13 @@ fn parse(headers: &HeaderMap, body: &[u8], q: &Query) -> Result<Kind, ApiError> 
 }
 
 /// PATCH of an object or its `/status`.
-pub(crate) fn patch(state: &ServerState, t: &Target, q: &Query, headers: &HeaderMap, body: &[u8]) -> ApiResult {
+pub(crate) fn patch(
+    state: &ServerState,
+    t: &Target,
+    q: &Query,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> ApiResult {
     let kind = parse(headers, body, q)?;
     let key = t.key();
     if let Kind::Apply(applied) = &kind {
@@ -75,12 +93,16 @@ pub(crate) fn patch(state: &ServerState, t: &Target, q: &Query, headers: &Header
     update_with(state, t, |cur| {
         let mut next = cur.clone();
         match &kind {
-            Kind::Json(p) => json_patch::patch(&mut next, p).map_err(|e| unprocessable(e.to_string()))?,
+            Kind::Json(p) => {
+                json_patch::patch(&mut next, p).map_err(|e| unprocessable(e.to_string()))?
+            }
             Kind::Merge(p) | Kind::Apply(p) => json_patch::merge(&mut next, p),
             Kind::Strategic(p) => strategic_merge(&mut next, p),
         }
         if !next.is_object() {
-            return Err(unprocessable("the patched object is not a JSON object".into()));
+            return Err(unprocessable(
+                "the patched object is not a JSON object".into(),
+            ));
         }
         let rv = &next["metadata"]["resourceVersion"];
         let explicit = rv.is_string() && *rv != cur["metadata"]["resourceVersion"];

@@ -18,21 +18,36 @@ const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old 
 /// GET of one object.
 pub(crate) fn get(state: &ServerState, t: &Target) -> ApiResult {
     let name = t.name.as_deref().unwrap_or_default();
-    let obj = state.storage.get(&t.res, &t.key()).ok_or_else(|| ApiError::not_found(&t.res, name))?;
+    let obj = state
+        .storage
+        .get(&t.res, &t.key())
+        .ok_or_else(|| ApiError::not_found(&t.res, name))?;
     Ok(json_response(StatusCode::OK, obj.json.clone()))
 }
 
 /// Parses a resourceVersion parameter (400 on a non-number, as the real server).
 pub(crate) fn parse_rv(s: &str) -> Result<u64, ApiError> {
-    s.parse().map_err(|_| ApiError::bad_request(format!("invalid resource version: strconv.ParseUint: parsing {s:?}: invalid syntax")))
+    s.parse().map_err(|_| {
+        ApiError::bad_request(format!(
+            "invalid resource version: strconv.ParseUint: parsing {s:?}: invalid syntax"
+        ))
+    })
 }
 
 fn list_options_invalid(field: &str, message: &str) -> ApiError {
-    let mut s = Status::failure(422, "Invalid", format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: {message}"));
+    let mut s = Status::failure(
+        422,
+        "Invalid",
+        format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
+    );
     s.details = Some(StatusDetails {
         group: "meta.k8s.io".into(),
         kind: "ListOptions".into(),
-        causes: vec![StatusCause { type_: "FieldValueForbidden".into(), message: message.into(), field: field.into() }],
+        causes: vec![StatusCause {
+            type_: "FieldValueForbidden".into(),
+            message: message.into(),
+            field: field.into(),
+        }],
         ..StatusDetails::default()
     });
     s.into()
@@ -42,7 +57,10 @@ fn list_options_invalid(field: &str, message: &str) -> ApiError {
 pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResult {
     let filter = t.filter(q)?;
     let mut limit = match q.get("limit") {
-        Some(l) => Some(l.parse::<i64>().map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?),
+        Some(l) => Some(
+            l.parse::<i64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+        ),
         None => None,
     }
     .filter(|l| *l > 0)
@@ -50,17 +68,29 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
     let rv = q.get("resourceVersion");
     let rv_match = q.get("resourceVersionMatch");
     if rv_match.is_some() && rv.is_none() {
-        return Err(list_options_invalid("resourceVersionMatch", "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"));
+        return Err(list_options_invalid(
+            "resourceVersionMatch",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ));
     }
     if let Some(m) = rv_match.filter(|m| !matches!(*m, "NotOlderThan" | "Exact")) {
-        return Err(list_options_invalid("resourceVersionMatch", &format!("Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\"")));
+        return Err(list_options_invalid(
+            "resourceVersionMatch",
+            &format!("Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\""),
+        ));
     }
     let (at, after, continuing) = if let Some(token) = q.get("continue") {
         if rv.is_some_and(|r| r != "0") {
-            return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
         }
         let c = Continue::decode(token).map_err(ApiError::bad_request)?;
-        (c.rv.map_or(ListAt::Current, ListAt::Exact), Some(c.after), true)
+        (
+            c.rv.map_or(ListAt::Current, ListAt::Exact),
+            Some(c.after),
+            true,
+        )
     } else {
         let at = match rv {
             None => ListAt::Current,
@@ -78,7 +108,11 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
                 if rv_match == Some("Exact") || (rv_match.is_none() && limit.is_some()) {
                     ListAt::Exact(n)
                 } else {
-                    if !state.storage.wait_for_rev(n, state.config.too_large_rv_wait).await {
+                    if !state
+                        .storage
+                        .wait_for_rev(n, state.config.too_large_rv_wait)
+                        .await
+                    {
                         return Err(ApiError::too_large_rv(n, state.storage.current_rev()));
                     }
                     ListAt::Current
@@ -87,11 +121,20 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
         };
         (at, None, false)
     };
-    let page = match state.storage.list(&t.res, at, &filter, after.as_deref(), limit) {
+    let page = match state
+        .storage
+        .list(&t.res, at, &filter, after.as_deref(), limit)
+    {
         Ok(p) => p,
         Err(ListError::TooOld) if continuing => {
             let mut e = ApiError::expired(INCONSISTENT_CONTINUE);
-            e.continue_token = Some(Continue { rv: None, after: after.unwrap_or_default() }.encode());
+            e.continue_token = Some(
+                Continue {
+                    rv: None,
+                    after: after.unwrap_or_default(),
+                }
+                .encode(),
+            );
             return Err(e);
         }
         Err(ListError::TooOld) => return Err(ApiError::expired(EXPIRED_LIST)),
@@ -108,7 +151,12 @@ fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
     let mut b = BytesMut::with_capacity(size + 256);
     let mut meta = serde_json::json!({"resourceVersion": page.rv.to_string()});
     if let Some(after) = &page.next_after {
-        meta["continue"] = Continue { rv: Some(page.rv), after: after.clone() }.encode().into();
+        meta["continue"] = Continue {
+            rv: Some(page.rv),
+            after: after.clone(),
+        }
+        .encode()
+        .into();
     }
     if let Some(n) = page.remaining {
         meta["remainingItemCount"] = n.into();

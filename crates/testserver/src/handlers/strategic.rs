@@ -32,9 +32,14 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
             }
             Value::Object(_) => strategic_merge(t.entry(k.clone()).or_insert(Value::Null), v),
             Value::Array(items) if is_named_list(items) => match t.get_mut(k) {
-                Some(Value::Array(existing)) if is_named_list(existing) => merge_named(existing, items),
+                Some(Value::Array(existing)) if is_named_list(existing) => {
+                    merge_named(existing, items)
+                }
                 _ => {
-                    t.insert(k.clone(), Value::Array(items.iter().filter(|i| !is_delete(i)).map(clean).collect()));
+                    t.insert(
+                        k.clone(),
+                        Value::Array(items.iter().filter(|i| !is_delete(i)).map(clean).collect()),
+                    );
                 }
             },
             _ => {
@@ -45,7 +50,10 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
 }
 
 fn is_named_list(items: &[Value]) -> bool {
-    !items.is_empty() && items.iter().all(|i| i.get("name").is_some_and(Value::is_string))
+    !items.is_empty()
+        && items
+            .iter()
+            .all(|i| i.get("name").is_some_and(Value::is_string))
 }
 
 fn is_delete(item: &Value) -> bool {
@@ -54,7 +62,9 @@ fn is_delete(item: &Value) -> bool {
 
 fn merge_named(existing: &mut Vec<Value>, items: &[Value]) {
     for item in items {
-        let pos = existing.iter().position(|e| e.get("name") == item.get("name"));
+        let pos = existing
+            .iter()
+            .position(|e| e.get("name") == item.get("name"));
         match (pos, is_delete(item)) {
             (Some(i), true) => {
                 existing.remove(i);
@@ -67,7 +77,10 @@ fn merge_named(existing: &mut Vec<Value>, items: &[Value]) {
 }
 
 fn strip_directives(m: &Map<String, Value>) -> Map<String, Value> {
-    m.iter().filter(|(k, _)| !k.starts_with('$')).map(|(k, v)| (k.clone(), clean(v))).collect()
+    m.iter()
+        .filter(|(k, _)| !k.starts_with('$'))
+        .map(|(k, v)| (k.clone(), clean(v)))
+        .collect()
 }
 
 fn clean(v: &Value) -> Value {
@@ -91,8 +104,11 @@ mod tests {
                                 "containers": [{"name": "a", "image": "z"}, {"name": "b", "$patch": "delete"}, {"name": "c", "image": "w"}]},
                        "data": {"gone": null, "new": "2"}});
         strategic_merge(&mut t, &p);
-        assert_eq!(t, json!({"spec": {"containers": [{"name": "a", "image": "z", "ports": [1]}, {"name": "c", "image": "w"}]},
-                             "data": {"k": "v", "new": "2"}}));
+        assert_eq!(
+            t,
+            json!({"spec": {"containers": [{"name": "a", "image": "z", "ports": [1]}, {"name": "c", "image": "w"}]},
+                             "data": {"k": "v", "new": "2"}})
+        );
         let mut r = json!({"a": {"x": 1, "y": 2}});
         strategic_merge(&mut r, &json!({"a": {"$patch": "replace", "z": 3}}));
         assert_eq!(r, json!({"a": {"z": 3}}));

@@ -29,7 +29,9 @@ use crate::storage::{frame, Delivery, Registration, Storage, WatchStart};
 pub(crate) const MALFORMED: &[u8] = b"{\"type\":\"ADDED\",\"object\":{this is not json}}\n";
 
 fn forbidden(field: &str, msg: &str) -> ApiError {
-    let mut e = ApiError::bad_request(format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {msg}"));
+    let mut e = ApiError::bad_request(format!(
+        "ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {msg}"
+    ));
     e.status.code = 422;
     e.status.reason = "Invalid".into();
     e
@@ -43,13 +45,22 @@ pub(crate) fn watch(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResul
     let rv_match = q.get("resourceVersionMatch");
     match send_initial {
         Some(_) if rv_match != Some("NotOlderThan") => {
-            return Err(forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+            return Err(forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ))
         }
         Some(true) if !bookmarks => {
-            return Err(forbidden("allowWatchBookmarks", "sendInitialEvents requires allowWatchBookmarks=true"))
+            return Err(forbidden(
+                "allowWatchBookmarks",
+                "sendInitialEvents requires allowWatchBookmarks=true",
+            ))
         }
         None if rv_match.is_some() => {
-            return Err(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+            return Err(forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+            ))
         }
         _ => {}
     }
@@ -72,17 +83,34 @@ pub(crate) fn watch(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResul
             let status = Status::failure(
                 410,
                 "Expired",
-                format!("too old resource version: {} ({})", rv.unwrap_or(0), too_old.oldest),
+                format!(
+                    "too old resource version: {} ({})",
+                    rv.unwrap_or(0),
+                    too_old.oldest
+                ),
             );
             let body = ApiError::from(status).body();
-            let bytes = frame("ERROR", &serde_json::to_vec(&body).expect("Status serializes"));
+            let bytes = frame(
+                "ERROR",
+                &serde_json::to_vec(&body).expect("Status serializes"),
+            );
             return Ok(stream_response(full(bytes)));
         }
     };
     let floor = rv.unwrap_or(0);
-    let stream = WatchStream::new(state, &t.res, reg, bookmarks, send_initial == Some(true), floor, timeout);
-    let body = futures_util::stream::unfold(stream, |mut s| async move { s.next().await.map(|item| (item, s)) })
-        .map(|r| r.map(Frame::data));
+    let stream = WatchStream::new(
+        state,
+        &t.res,
+        reg,
+        bookmarks,
+        send_initial == Some(true),
+        floor,
+        timeout,
+    );
+    let body = futures_util::stream::unfold(stream, |mut s| async move {
+        s.next().await.map(|item| (item, s))
+    })
+    .map(|r| r.map(Frame::data));
     Ok(stream_response(StreamBody::new(body).boxed_unsync()))
 }
 
@@ -124,7 +152,10 @@ impl WatchStream {
         floor: u64,
         timeout: Duration,
     ) -> Self {
-        let mut queue: VecDeque<Out> = std::mem::take(&mut reg.initial).into_iter().map(Out::Event).collect();
+        let mut queue: VecDeque<Out> = std::mem::take(&mut reg.initial)
+            .into_iter()
+            .map(Out::Event)
+            .collect();
         if initial_end {
             queue.push_back(Out::Raw(bookmark(res, reg.rev, true)));
         }
@@ -135,7 +166,8 @@ impl WatchStream {
             reg,
             queue,
             control: state.watch_control.subscribe(),
-            bookmarks: bookmarks.then(|| tokio::time::interval_at(tokio::time::Instant::now() + every, every)),
+            bookmarks: bookmarks
+                .then(|| tokio::time::interval_at(tokio::time::Instant::now() + every, every)),
             deadline: Box::pin(tokio::time::sleep(timeout)),
             floor,
             half_next: false,
@@ -154,9 +186,12 @@ impl WatchStream {
     /// fully seen.
     fn queue_bookmark(&mut self) {
         let queue = &mut self.queue;
-        let rev = self.storage.progress(&mut self.reg.rx, |d| queue.push_back(Out::Event(d)));
+        let rev = self
+            .storage
+            .progress(&mut self.reg.rx, |d| queue.push_back(Out::Event(d)));
         if rev >= self.floor {
-            self.queue.push_back(Out::Raw(bookmark(&self.res, rev, false)));
+            self.queue
+                .push_back(Out::Raw(bookmark(&self.res, rev, false)));
         }
     }
 
@@ -212,7 +247,10 @@ async fn tick(i: &mut Option<Interval>) {
 }
 
 fn cut(what: &str) -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::ConnectionAborted, format!("kcache-testserver fault: {what}"))
+    std::io::Error::new(
+        std::io::ErrorKind::ConnectionAborted,
+        format!("kcache-testserver fault: {what}"),
+    )
 }
 
 /// A BOOKMARK frame: only kind, apiVersion and resourceVersion (plus the end-of-initial-events
@@ -223,5 +261,8 @@ fn bookmark(res: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
         meta["annotations"] = json!({INITIAL_EVENTS_END_ANNOTATION: "true"});
     }
     let obj = json!({"kind": res.api.kind, "apiVersion": res.api.api_version(), "metadata": meta});
-    frame("BOOKMARK", &serde_json::to_vec(&obj).expect("a JSON value always serializes"))
+    frame(
+        "BOOKMARK",
+        &serde_json::to_vec(&obj).expect("a JSON value always serializes"),
+    )
 }

@@ -28,10 +28,13 @@ const IMMUTABLE_META: [&str; 7] = [
 
 /// Parses a request body as a JSON object (400 otherwise).
 pub(crate) fn parse_object(body: &[u8]) -> Result<Value, ApiError> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("the body of the request is not valid JSON: {e}")))?;
+    let v: Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!("the body of the request is not valid JSON: {e}"))
+    })?;
     if !v.is_object() {
-        return Err(ApiError::bad_request("the body of the request must be a JSON object"));
+        return Err(ApiError::bad_request(
+            "the body of the request must be a JSON object",
+        ));
     }
     Ok(v)
 }
@@ -86,7 +89,10 @@ pub(crate) fn require_namespace(state: &ServerState, t: &Target) -> Result<(), A
     let Some(ns) = t.namespace.as_deref().filter(|_| t.res.api.namespaced) else {
         return Ok(());
     };
-    let namespaces = state.resources.get("", "v1", "namespaces").expect("namespaces is built in");
+    let namespaces = state
+        .resources
+        .get("", "v1", "namespaces")
+        .expect("namespaces is built in");
     if state.storage.get(&namespaces, ns).is_none() {
         return Err(ApiError::not_found(&namespaces, ns));
     }
@@ -98,7 +104,11 @@ fn invalid_or_ok(res: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
     if causes.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::invalid(res, obj["metadata"]["name"].as_str().unwrap_or_default(), causes))
+        Err(ApiError::invalid(
+            res,
+            obj["metadata"]["name"].as_str().unwrap_or_default(),
+            causes,
+        ))
     }
 }
 
@@ -114,14 +124,21 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
             m.insert("status".into(), json!({"phase": "Active"}));
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
-            let names = m.get("spec").map(|s| s["names"].clone()).unwrap_or_default();
-            let storage: Vec<Value> = m.get("spec").and_then(|s| s["versions"].as_array()).map_or_else(Vec::new, |vs| {
-                vs.iter().filter(|v| v["storage"].as_bool() == Some(true)).map(|v| v["name"].clone()).collect()
-            });
+            let names = m
+                .get("spec")
+                .map(|s| s["names"].clone())
+                .unwrap_or_default();
+            let storage: Vec<Value> = m
+                .get("spec")
+                .and_then(|s| s["versions"].as_array())
+                .map_or_else(Vec::new, |vs| {
+                    vs.iter()
+                        .filter(|v| v["storage"].as_bool() == Some(true))
+                        .map(|v| v["name"].clone())
+                        .collect()
+                });
             let now = now_rfc3339();
-            let cond = |t: &str, reason: &str| {
-                json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": ""})
-            };
+            let cond = |t: &str, reason: &str| json!({"type": t, "status": "True", "lastTransitionTime": now, "reason": reason, "message": ""});
             m.insert(
                 "status".into(),
                 json!({"conditions": [cond("NamesAccepted", "NoConflicts"), cond("Established", "InitialNamesAccepted")],
@@ -137,15 +154,33 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
 
 /// Creates `obj` (already parsed) at `t`: the body of POST, of a server-side apply that finds
 /// nothing, and of [`crate::TestServer::create`].
-pub(crate) fn create_stored(state: &ServerState, t: &Target, mut obj: Value) -> Result<Arc<Stored>, ApiError> {
+pub(crate) fn create_stored(
+    state: &ServerState,
+    t: &Target,
+    mut obj: Value,
+) -> Result<Arc<Stored>, ApiError> {
     let res = &t.res;
     check_identity(t, &mut obj)?;
     require_namespace(state, t)?;
-    if obj["metadata"]["resourceVersion"].as_str().is_some_and(|rv| !rv.is_empty()) {
-        return Err(Status::failure(500, "InternalError", "resourceVersion should not be set on objects to be created").into());
+    if obj["metadata"]["resourceVersion"]
+        .as_str()
+        .is_some_and(|rv| !rv.is_empty())
+    {
+        return Err(Status::failure(
+            500,
+            "InternalError",
+            "resourceVersion should not be set on objects to be created",
+        )
+        .into());
     }
-    let generate = obj["metadata"]["generateName"].as_str().filter(|g| !g.is_empty()).map(str::to_string);
-    let explicit_name = obj["metadata"]["name"].as_str().filter(|n| !n.is_empty()).map(str::to_string);
+    let generate = obj["metadata"]["generateName"]
+        .as_str()
+        .filter(|g| !g.is_empty())
+        .map(str::to_string);
+    let explicit_name = obj["metadata"]["name"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .map(str::to_string);
     if let Some(name) = &explicit_name {
         if t.name.as_deref().is_some_and(|url| url != name) {
             return Err(ApiError::bad_request(format!(
@@ -155,10 +190,17 @@ pub(crate) fn create_stored(state: &ServerState, t: &Target, mut obj: Value) -> 
         }
     }
     {
-        let meta = obj["metadata"].as_object_mut().expect("check_identity made it an object");
+        let meta = obj["metadata"]
+            .as_object_mut()
+            .expect("check_identity made it an object");
         meta.insert("uid".into(), json!(new_uid()));
         meta.insert("creationTimestamp".into(), json!(now_rfc3339()));
-        for f in ["deletionTimestamp", "deletionGracePeriodSeconds", "resourceVersion", "generation"] {
+        for f in [
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "resourceVersion",
+            "generation",
+        ] {
             meta.remove(f);
         }
         if res.has_generation {
@@ -194,7 +236,8 @@ pub(crate) fn create(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult 
     if t.res.api.namespaced && t.namespace.is_none() {
         return Err(ApiError::method_not_allowed());
     }
-    create_stored(state, t, parse_object(body)?).map(|s| json_response(StatusCode::CREATED, s.json.clone()))
+    create_stored(state, t, parse_object(body)?)
+        .map(|s| json_response(StatusCode::CREATED, s.json.clone()))
 }
 
 /// PUT of an object or its `/status`.
@@ -210,7 +253,9 @@ pub(crate) fn update(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult 
         }
         _ => incoming["metadata"]["name"] = json!(url_name),
     }
-    let has_rv = incoming["metadata"]["resourceVersion"].as_str().is_some_and(|s| !s.is_empty());
+    let has_rv = incoming["metadata"]["resourceVersion"]
+        .as_str()
+        .is_some_and(|s| !s.is_empty());
     if !has_rv && !t.res.builtin {
         let cause = StatusCause {
             type_: "FieldValueInvalid".into(),
@@ -235,14 +280,21 @@ pub(crate) fn update_with(
     let key = t.key();
     let status_only = t.subresource.as_deref() == Some("status");
     loop {
-        let current = state.storage.get(res, &key).ok_or_else(|| ApiError::not_found(res, name))?;
+        let current = state
+            .storage
+            .get(res, &key)
+            .ok_or_else(|| ApiError::not_found(res, name))?;
         let cur = current.value();
         let (incoming, explicit) = make(&cur)?;
         if explicit {
-            let rv = incoming["metadata"]["resourceVersion"].as_str().unwrap_or_default();
+            let rv = incoming["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default();
             if rv.parse::<u64>().ok() != Some(current.rv) {
                 if rv.parse::<u64>().is_err() {
-                    return Err(ApiError::bad_request(format!("invalid resource version: {rv:?}")));
+                    return Err(ApiError::bad_request(format!(
+                        "invalid resource version: {rv:?}"
+                    )));
                 }
                 return Err(ApiError::conflict(res, name, ApiError::MODIFIED));
             }
@@ -253,16 +305,22 @@ pub(crate) fn update_with(
             return Ok(json_response(StatusCode::OK, current.json.clone()));
         }
         let deleting = next["metadata"]["deletionTimestamp"].is_string();
-        let no_finalizers = next["metadata"]["finalizers"].as_array().is_none_or(|f| f.is_empty());
+        let no_finalizers = next["metadata"]["finalizers"]
+            .as_array()
+            .is_none_or(|f| f.is_empty());
         let result = if deleting && no_finalizers {
-            state.storage.delete(res, &key, Expect::Rv(current.rv), Some(next))
+            state
+                .storage
+                .delete(res, &key, Expect::Rv(current.rv), Some(next))
         } else {
             state.storage.put(res, &key, Expect::Rv(current.rv), next)
         };
         match result {
             Ok(stored) => return Ok(json_response(StatusCode::OK, stored.json.clone())),
             Err(CommitError::Conflict) if !explicit => continue,
-            Err(CommitError::Conflict) => return Err(ApiError::conflict(res, name, ApiError::MODIFIED)),
+            Err(CommitError::Conflict) => {
+                return Err(ApiError::conflict(res, name, ApiError::MODIFIED))
+            }
             Err(_) => return Err(ApiError::not_found(res, name)),
         }
     }
@@ -288,7 +346,8 @@ fn merge_update(res: &ResourceInfo, status_only: bool, cur: &Value, incoming: Va
         set_or_remove(meta, f, cur["metadata"].get(f));
     }
     meta["resourceVersion"] = cur["metadata"]["resourceVersion"].clone();
-    if res.has_generation && !status_only && without_meta_status(&next) != without_meta_status(cur) {
+    if res.has_generation && !status_only && without_meta_status(&next) != without_meta_status(cur)
+    {
         let g = cur["metadata"]["generation"].as_i64().unwrap_or(0) + 1;
         next["metadata"]["generation"] = json!(g);
     }

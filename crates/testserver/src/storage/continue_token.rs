@@ -41,13 +41,24 @@ impl Continue {
         let t: Token =
             serde_json::from_slice(&raw).map_err(|e| format!("continue key is not valid: {e}"))?;
         if t.v != "meta.k8s.io/v1" {
-            return Err(format!("continue key is not valid: server does not recognize this encoding ({})", t.v));
+            return Err(format!(
+                "continue key is not valid: server does not recognize this encoding ({})",
+                t.v
+            ));
         }
-        let after = t.start.strip_suffix('\u{0}').unwrap_or(&t.start).to_string();
+        let after = t
+            .start
+            .strip_suffix('\u{0}')
+            .unwrap_or(&t.start)
+            .to_string();
         let rv = match t.rv {
             -1 => None,
             rv if rv > 0 => Some(rv as u64),
-            rv => return Err(format!("continue key is not valid: incorrect encoded start resourceVersion {rv}")),
+            rv => {
+                return Err(format!(
+                    "continue key is not valid: incorrect encoded start resourceVersion {rv}"
+                ))
+            }
         };
         Ok(Continue { rv, after })
     }
@@ -59,10 +70,19 @@ mod tests {
 
     #[test]
     fn round_trips_and_rejects_garbage() {
-        let c = Continue { rv: Some(42), after: "ns/a".into() };
+        let c = Continue {
+            rv: Some(42),
+            after: "ns/a".into(),
+        };
         assert_eq!(Continue::decode(&c.encode()).unwrap(), c);
-        let inconsistent = Continue { rv: None, after: "b".into() };
-        assert_eq!(Continue::decode(&inconsistent.encode()).unwrap(), inconsistent);
+        let inconsistent = Continue {
+            rv: None,
+            after: "b".into(),
+        };
+        assert_eq!(
+            Continue::decode(&inconsistent.encode()).unwrap(),
+            inconsistent
+        );
         assert!(Continue::decode("!!!").is_err());
         assert!(Continue::decode(&URL_SAFE_NO_PAD.encode(b"{}")).is_err());
     }

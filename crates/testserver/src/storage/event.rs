@@ -48,8 +48,19 @@ pub(crate) enum Emit {
 }
 
 impl Event {
-    pub(crate) fn new(rv: u64, kind: EventType, obj: Arc<Stored>, prev: Option<Arc<Stored>>) -> Self {
-        Event { rv, kind, obj, prev, prev_at_rv: OnceLock::new() }
+    pub(crate) fn new(
+        rv: u64,
+        kind: EventType,
+        obj: Arc<Stored>,
+        prev: Option<Arc<Stored>>,
+    ) -> Self {
+        Event {
+            rv,
+            kind,
+            obj,
+            prev,
+            prev_at_rv: OnceLock::new(),
+        }
     }
 
     /// What a watcher with `filter` receives for this event, if anything — the watch cache's
@@ -77,7 +88,10 @@ impl Event {
                 "DELETED",
                 self.prev_at_rv
                     .get_or_init(|| {
-                        let prev = self.prev.as_ref().expect("Left is only emitted with a prev");
+                        let prev = self
+                            .prev
+                            .as_ref()
+                            .expect("Left is only emitted with a prev");
                         prev.with_rv(self.rv, field_paths).json
                     })
                     .clone(),

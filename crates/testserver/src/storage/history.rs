@@ -40,7 +40,9 @@ impl History {
 
     fn check(&self, rv: u64) -> Result<(), TooOld> {
         if rv < self.compacted_through {
-            Err(TooOld { oldest: self.compacted_through })
+            Err(TooOld {
+                oldest: self.compacted_through,
+            })
         } else {
             Ok(())
         }
@@ -55,7 +57,10 @@ impl History {
 
     /// What must be undone to see the state at `rv`: for every key written after `rv`, its
     /// state at `rv` (`None`: it did not exist).
-    pub(crate) fn undo_to(&self, rv: u64) -> Result<BTreeMap<Arc<str>, Option<Arc<Stored>>>, TooOld> {
+    pub(crate) fn undo_to(
+        &self,
+        rv: u64,
+    ) -> Result<BTreeMap<Arc<str>, Option<Arc<Stored>>>, TooOld> {
         self.check(rv)?;
         let mut overlay = BTreeMap::new();
         for e in self.events.iter().rev().take_while(|e| e.rv > rv) {

@@ -168,12 +168,20 @@ impl Storage {
     /// Waits up to `timeout` for the revision to reach `rv`; false if it did not.
     pub(crate) async fn wait_for_rev(&self, rv: u64, timeout: Duration) -> bool {
         let mut rx = self.rev_tx.subscribe();
-        tokio::time::timeout(timeout, rx.wait_for(|r| *r >= rv)).await.is_ok_and(|r| r.is_ok())
+        tokio::time::timeout(timeout, rx.wait_for(|r| *r >= rv))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     /// The current object at `key`.
     pub(crate) fn get(&self, res: &ResourceInfo, key: &str) -> Option<Arc<Stored>> {
-        self.inner.read().collections.get(&res.storage_id)?.objects.get(key).cloned()
+        self.inner
+            .read()
+            .collections
+            .get(&res.storage_id)?
+            .objects
+            .get(key)
+            .cloned()
     }
 
     /// Writes `value` at `key` if `expect` holds; assigns the next revision.
@@ -194,8 +202,16 @@ impl Storage {
         value["metadata"]["resourceVersion"] = Value::String(rv.to_string());
         let obj = Arc::new(Stored::new(&value, rv, &c.fields));
         c.objects.insert(obj.key.clone(), obj.clone());
-        let kind = if prev.is_some() { EventType::Modified } else { EventType::Added };
-        record(c, Arc::new(Event::new(rv, kind, obj.clone(), prev)), self.history_window);
+        let kind = if prev.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        record(
+            c,
+            Arc::new(Event::new(rv, kind, obj.clone(), prev)),
+            self.history_window,
+        );
         drop(guard);
         self.rev_tx.send_replace(rv);
         Ok(obj)
@@ -281,10 +297,12 @@ impl Storage {
         let (rv, overlay) = match at {
             ListAt::Current => (inner.rev, BTreeMap::new()),
             ListAt::Exact(rv) if rv > inner.rev => {
-                return Err(ListError::TooLarge { requested: rv, current: inner.rev })
+                return Err(ListError::TooLarge {
+                    requested: rv,
+                    current: inner.rev,
+                })
             }
-            ListAt::Exact(rv) => (rv, c.history.undo_to(rv)
-                .map_err(|_| ListError::TooOld)?),
+            ListAt::Exact(rv) => (rv, c.history.undo_to(rv).map_err(|_| ListError::TooOld)?),
         };
         let prefix = filter.namespace.as_ref().map(|ns| format!("{ns}/"));
         let mut it = state_at(&c.objects, &overlay, after, prefix.as_deref());
@@ -298,9 +316,16 @@ impl Storage {
             }
         }
         let rest = if limit.is_some() { it.count() } else { 0 };
-        let next_after = (rest > 0).then(|| items.last().map(|o| o.key.to_string())).flatten();
+        let next_after = (rest > 0)
+            .then(|| items.last().map(|o| o.key.to_string()))
+            .flatten();
         let remaining = (next_after.is_some() && !filter.has_selectors()).then_some(rest as i64);
-        Ok(Page { items, rv, next_after, remaining })
+        Ok(Page {
+            items,
+            rv,
+            next_after,
+            remaining,
+        })
     }
 
     /// Registers a watcher; fails if `start` is older than the history window.
@@ -321,7 +346,12 @@ impl Storage {
                 .objects
                 .values()
                 .filter(|o| filter.matches(o))
-                .map(|o| (Arc::new(Event::new(o.rv, EventType::Added, o.clone(), None)), Emit::Added))
+                .map(|o| {
+                    (
+                        Arc::new(Event::new(o.rv, EventType::Added, o.clone(), None)),
+                        Emit::Added,
+                    )
+                })
                 .collect(),
             WatchStart::After(rv) => c
                 .history
@@ -339,13 +369,21 @@ impl Storage {
             rev,
             rx,
             dropped_slow,
-            _guard: WatchGuard { storage: self.clone(), id: res.storage_id.clone(), watcher },
+            _guard: WatchGuard {
+                storage: self.clone(),
+                id: res.storage_id.clone(),
+                watcher,
+            },
         })
     }
 
     /// Moves everything already queued for a watcher into `out` and returns the revision it has
     /// then seen in full (writes enqueue under the write lock, so nothing older is missing).
-    pub(crate) fn progress(&self, rx: &mut mpsc::Receiver<Delivery>, mut out: impl FnMut(Delivery)) -> u64 {
+    pub(crate) fn progress(
+        &self,
+        rx: &mut mpsc::Receiver<Delivery>,
+        mut out: impl FnMut(Delivery),
+    ) -> u64 {
         let inner = self.inner.read();
         while let Ok(d) = rx.try_recv() {
             out(d);
@@ -364,20 +402,34 @@ impl Storage {
 
     /// How many watchers are registered (all resources).
     pub(crate) fn watcher_count(&self) -> usize {
-        self.inner.read().collections.values().map(|c| c.watchers.len()).sum()
+        self.inner
+            .read()
+            .collections
+            .values()
+            .map(|c| c.watchers.len())
+            .sum()
     }
 
     /// How many objects are stored (all resources).
     pub(crate) fn object_count(&self) -> usize {
-        self.inner.read().collections.values().map(|c| c.objects.len()).sum()
+        self.inner
+            .read()
+            .collections
+            .values()
+            .map(|c| c.objects.len())
+            .sum()
     }
 }
 
-fn collection<'a>(map: &'a mut HashMap<Arc<str>, Collection>, res: &ResourceInfo) -> &'a mut Collection {
-    map.entry(res.storage_id.clone()).or_insert_with(|| Collection {
-        fields: res.fields.clone(),
-        ..Collection::default()
-    })
+fn collection<'a>(
+    map: &'a mut HashMap<Arc<str>, Collection>,
+    res: &ResourceInfo,
+) -> &'a mut Collection {
+    map.entry(res.storage_id.clone())
+        .or_insert_with(|| Collection {
+            fields: res.fields.clone(),
+            ..Collection::default()
+        })
 }
 
 fn check(prev: Option<&Stored>, expect: Expect) -> Result<(), CommitError> {
@@ -413,7 +465,11 @@ fn delete_locked(
         }
         None => prev.with_rv(rv, &c.fields),
     });
-    record(c, Arc::new(Event::new(rv, EventType::Deleted, gone.clone(), Some(prev))), window);
+    record(
+        c,
+        Arc::new(Event::new(rv, EventType::Deleted, gone.clone(), Some(prev))),
+        window,
+    );
     Some(gone)
 }
 
@@ -437,8 +493,11 @@ fn state_at<'a>(
     let older = overlay
         .range::<str, _>((lower, Bound::Unbounded))
         .filter_map(|(_, v)| v.as_ref());
-    MergeByKey { a: current.peekable(), b: older.peekable() }
-        .take_while(move |o| prefix.is_none_or(|p| o.key.starts_with(p)))
+    MergeByKey {
+        a: current.peekable(),
+        b: older.peekable(),
+    }
+    .take_while(move |o| prefix.is_none_or(|p| o.key.starts_with(p)))
 }
 
 /// Merges two key-ordered iterators of objects.

@@ -31,7 +31,10 @@ impl Stored {
     pub(crate) fn new(value: &Value, rv: u64, field_paths: &[String]) -> Self {
         let meta = &value["metadata"];
         let name = meta["name"].as_str().unwrap_or_default().to_string();
-        let namespace = meta["namespace"].as_str().filter(|s| !s.is_empty()).map(str::to_string);
+        let namespace = meta["namespace"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
         let labels = meta["labels"].as_object().map(|m| {
             m.iter()
                 .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
@@ -62,7 +65,11 @@ impl Stored {
         match path {
             "metadata.name" => Some(&self.name),
             "metadata.namespace" => Some(self.namespace.as_deref().unwrap_or("")),
-            _ => self.fields.iter().find(|(p, _)| p == path).map(|(_, v)| v.as_str()),
+            _ => self
+                .fields
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, v)| v.as_str()),
         }
     }
 

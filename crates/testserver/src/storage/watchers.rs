@@ -35,7 +35,14 @@ impl Watchers {
         tx: mpsc::Sender<Delivery>,
         dropped_slow: Arc<AtomicBool>,
     ) {
-        self.slots.insert(id, Slot { filter, tx, dropped_slow });
+        self.slots.insert(
+            id,
+            Slot {
+                filter,
+                tx,
+                dropped_slow,
+            },
+        );
     }
 
     pub(crate) fn remove(&mut self, id: u64) {

@@ -17,7 +17,9 @@ pub async fn cluster() -> TestCluster {
         too_large_rv_wait: Duration::from_millis(300),
         ..ServerConfig::default()
     };
-    TestCluster::start_with(config).await.expect("test cluster starts")
+    TestCluster::start_with(config)
+        .await
+        .expect("test cluster starts")
 }
 
 /// Prints the marker the envtest tier collects: this case did not run here, and why.
@@ -44,7 +46,11 @@ pub async fn create_cm(c: &TestCluster, ns: &str, name: &str, labels: Value) -> 
 
 /// `metadata.resourceVersion` as a number.
 pub fn rv(obj: &Value) -> u64 {
-    obj["metadata"]["resourceVersion"].as_str().unwrap().parse().unwrap()
+    obj["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// Reads events until `done` holds for what was read (or the stream ends); a 15 s guard turns
@@ -70,12 +76,23 @@ pub fn summary(events: &[Value]) -> Vec<(String, String)> {
     events
         .iter()
         .map(|e| {
-            (e["type"].as_str().unwrap_or_default().to_string(), e["object"]["metadata"]["name"].as_str().unwrap_or_default().to_string())
+            (
+                e["type"].as_str().unwrap_or_default().to_string(),
+                e["object"]["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
         })
         .collect()
 }
 
 /// The names of a list's items.
 pub fn names(list: &Value) -> Vec<String> {
-    list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect()
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
 }
