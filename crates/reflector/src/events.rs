@@ -32,7 +32,11 @@ pub(crate) enum StreamEnd {
 ///   the store nor moves the resourceVersion. A `Decode` error item (one undecodable event) is
 ///   logged and skipped the same way; if the body broke there, the stream ends next and the
 ///   re-watch from the unchanged resourceVersion delivers the event again. Any other error item
-///   ends the stream with that error.
+///   ends the stream with that error, except a broken body (`Request`/`Connect`, e.g. a connection
+///   reset): that ends the stream like a clean end, as client-go's `StreamWatcher` closes its
+///   channel on probable-EOF errors, so the reflector re-watches from the last resourceVersion
+///   instead of relisting (the very-short-watch rule still catches a server that breaks every
+///   watch at once).
 ///
 /// After each applied event `on_rv(rv, non_added_seen)` is called, where `non_added_seen` tells
 /// whether any event other than `ADDED` has been seen on this stream.
@@ -56,6 +60,10 @@ where
             Err(e @ Error::Decode { .. }) => {
                 tracing::warn!(reflector = name, error = %e, "skipping undecodable watch event");
                 continue;
+            }
+            Err(e @ (Error::Request(_) | Error::Connect(_))) => {
+                tracing::debug!(reflector = name, error = %e, "watch body broke, ending the watch");
+                break;
             }
             Err(e) => return Err(ReflectorError::Watch(e)),
         };

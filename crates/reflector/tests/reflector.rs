@@ -389,10 +389,7 @@ async fn other_watch_errors_relist_after_backoff() {
     let lw = ScriptedLw::new();
     lw.push_list(list("1", vec![]));
     lw.push_watch(WatchScript::Stream(
-        vec![
-            added("a", "2"),
-            Err(Error::Request("connection reset".into())),
-        ],
+        vec![added("a", "2"), error_event(500, "InternalError")],
         End::Now,
     ));
     let store = RecordingStore::new();
@@ -405,7 +402,7 @@ async fn other_watch_errors_relist_after_backoff() {
     assert!(in_range(requests[2].0 - requests[1].0, 800));
     // The second error is the scripted lister running out.
     assert!(
-        errors.lock().unwrap()[0].contains("connection reset"),
+        errors.lock().unwrap()[0].contains("InternalError"),
         "{errors:?}"
     );
 }
@@ -636,4 +633,41 @@ async fn selectors_go_into_every_request() {
         assert_eq!(label.as_deref(), Some("app=web"));
         assert_eq!(field.as_deref(), Some("metadata.name!=x"));
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_broken_body_rewatches_without_relisting() {
+    // client-go's StreamWatcher closes the channel on probable-EOF errors (connection reset):
+    // the reflector re-watches from the last RV. A break before any event within a second is
+    // a very short watch and relists.
+    let lw = ScriptedLw::new();
+    lw.push_list(list("1", vec![]));
+    lw.push_watch(WatchScript::Stream(
+        vec![
+            added("a", "2"),
+            Err(Error::Request("connection reset".into())),
+        ],
+        End::Never,
+    ));
+    lw.push_watch(WatchScript::Stream(
+        vec![Err(Error::Request("connection reset".into()))],
+        End::Never,
+    ));
+    let store = RecordingStore::new();
+    let mut r = new_reflector(&lw, &store, options(false));
+    let errors = record_errors(&mut r);
+    run_to_end(r, &lw).await;
+    assert_eq!(
+        without_timeouts(lw.requests()),
+        [
+            Request::List(list_params("0", Some(500))),
+            Request::Watch(watch_params("1")),
+            Request::Watch(watch_params("2")),
+            Request::List(list_params("2", None)),
+        ]
+    );
+    assert!(
+        errors.lock().unwrap()[0].starts_with("very short watch"),
+        "{errors:?}"
+    );
 }

@@ -1,0 +1,434 @@
+//! The reflector against kcache-testserver with random faults: watch cuts, half-written and
+//! malformed events, compaction 410s, 429/500/503/504 bursts, too-large-RV errors, server
+//! restarts, and objects written while the reflector is cut off. After the faults stop, the
+//! store must equal the server within a bounded time, every object that vanished must have been
+//! deleted through a watch `DELETED` or a relist tombstone, and no resourceVersion may go
+//! backwards.
+//!
+//! `KCACHE_SOAK_SEEDS=N` runs N seeds (default 20; `cargo xtask soak` runs many);
+//! `KCACHE_CHAOS_SEED=S` replays one seed. With `KCACHE_TEST_KUBECONFIG` set, the test runs the
+//! plain list/watch/relist scenario against that cluster and skips fault injection.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kcache_core::{DynamicObject, Error, ListParams, Object, ObjectKey, ReflectorStore};
+use kcache_reflector::{
+    BackoffOptions, Reflector, ReflectorHandle, ReflectorOptions, WatchListMode,
+};
+use kcache_testserver::{
+    Failure, RequestMatch, ServerConfig, TestCluster, TestServer, Verb, KUBECONFIG_ENV,
+};
+use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+const NAMES: usize = 24;
+const CHAOS_STEPS: usize = 60;
+const CONVERGE_WITHIN: Duration = Duration::from_secs(20);
+
+/// A store that keeps key → resourceVersion like an indexer, turns a relist's missing keys into
+/// tombstones like DeltaFIFO, and records every rule the reflector must not break.
+#[derive(Default)]
+struct CheckingStore {
+    state: Mutex<Checked>,
+}
+
+#[derive(Default)]
+struct Checked {
+    items: BTreeMap<String, u64>,
+    /// Every key the store ever held.
+    ever: BTreeSet<String>,
+    /// Keys whose last change was a delete (watch `DELETED` or relist tombstone).
+    deleted: BTreeSet<String>,
+    /// The newest resourceVersion the store has been brought to.
+    high_water: u64,
+    violations: Vec<String>,
+}
+
+fn rv_of(obj: &DynamicObject) -> u64 {
+    obj.resource_version()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or(0)
+}
+
+impl Checked {
+    fn put(&mut self, key: String, rv: u64, what: &str) {
+        if let Some(&old) = self.items.get(&key) {
+            if rv < old {
+                self.violations
+                    .push(format!("{what} moved {key} back from {old} to {rv}"));
+            }
+        }
+        self.high_water = self.high_water.max(rv);
+        self.ever.insert(key.clone());
+        self.deleted.remove(&key);
+        self.items.insert(key, rv);
+    }
+}
+
+impl ReflectorStore<DynamicObject> for CheckingStore {
+    fn add(&self, obj: Arc<DynamicObject>) -> Result<(), Error> {
+        let key = ObjectKey::of(&*obj).as_str().to_string();
+        self.state.lock().unwrap().put(key, rv_of(&obj), "add");
+        Ok(())
+    }
+    fn update(&self, obj: Arc<DynamicObject>) -> Result<(), Error> {
+        let key = ObjectKey::of(&*obj).as_str().to_string();
+        self.state.lock().unwrap().put(key, rv_of(&obj), "update");
+        Ok(())
+    }
+    fn delete(&self, obj: Arc<DynamicObject>) -> Result<(), Error> {
+        let key = ObjectKey::of(&*obj).as_str().to_string();
+        let mut s = self.state.lock().unwrap();
+        s.high_water = s.high_water.max(rv_of(&obj));
+        s.items.remove(&key);
+        s.deleted.insert(key);
+        Ok(())
+    }
+    fn replace(&self, items: Vec<Arc<DynamicObject>>, rv: &str) -> Result<(), Error> {
+        let rv: u64 = rv.parse().unwrap_or(0);
+        let mut s = self.state.lock().unwrap();
+        if rv < s.high_water {
+            let msg = format!("relist at {rv} travelled back from {}", s.high_water);
+            s.violations.push(msg);
+        }
+        let old = std::mem::take(&mut s.items);
+        for obj in &items {
+            let key = ObjectKey::of(&**obj).as_str().to_string();
+            if let Some(&was) = old.get(&key) {
+                s.items.insert(key.clone(), was);
+            }
+            s.put(key, rv_of(obj), "replace");
+        }
+        for key in old
+            .keys()
+            .filter(|k| !s.items.contains_key(*k))
+            .cloned()
+            .collect::<Vec<_>>()
+        {
+            s.deleted.insert(key);
+        }
+        s.high_water = s.high_water.max(rv);
+        Ok(())
+    }
+    fn resync(&self) -> Result<(), Error> {
+        Ok(())
+    }
+    fn bookmark(&self, rv: &str) {
+        let rv: u64 = rv.parse().unwrap_or(0);
+        let mut s = self.state.lock().unwrap();
+        if rv < s.high_water {
+            let msg = format!("bookmark at {rv} is older than {}", s.high_water);
+            s.violations.push(msg);
+        }
+        s.high_water = s.high_water.max(rv);
+    }
+}
+
+fn client_for(cluster: &TestCluster) -> Client {
+    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).expect("kubeconfig");
+    // Faults must reach the reflector: no client-side retries or rate limiting.
+    config.qps = 0.0;
+    config.max_retries = 0;
+    config.connect_timeout = Some(Duration::from_secs(2));
+    config.request_timeout = Some(Duration::from_secs(5));
+    Client::new(config).expect("client")
+}
+
+fn configmaps(cluster: &TestCluster, client: Client, namespace: &str) -> Api<DynamicObject> {
+    let resource = match cluster.server() {
+        Some(server) => server
+            .api_resource("configmaps")
+            .expect("configmaps are served"),
+        None => kcache_core::ApiResource {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            plural: "configmaps".into(),
+            namespaced: true,
+        },
+    };
+    Api::dynamic(client, resource, Some(namespace))
+}
+
+fn configmap(namespace: &str, name: &str, value: u64) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": {"v": value.to_string()}
+    }))
+    .expect("a valid ConfigMap")
+}
+
+/// One random write; failures (injected, or during a restart) are fine.
+async fn mutate(api: &Api<DynamicObject>, namespace: &str, rng: &mut StdRng) {
+    let name = format!("cm-{}", rng.random_range(0..NAMES));
+    let value: u64 = rng.random();
+    let _ = match rng.random_range(0..3) {
+        0 => api
+            .create(&PostParams::default(), &configmap(namespace, &name, value))
+            .await
+            .map(drop),
+        1 => api
+            .patch(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"data": {"v": value.to_string()}})),
+            )
+            .await
+            .map(drop),
+        _ => api.delete(&name, &DeleteParams::default()).await.map(drop),
+    };
+}
+
+/// The server's content as key → resourceVersion, from a consistent list.
+async fn server_state(api: &Api<DynamicObject>) -> Option<BTreeMap<String, u64>> {
+    let list = api.list(&ListParams::default()).await.ok()?;
+    Some(
+        list.items
+            .iter()
+            .map(|o| (ObjectKey::of(o).as_str().to_string(), rv_of(o)))
+            .collect(),
+    )
+}
+
+fn reflector_options(seed: u64) -> ReflectorOptions {
+    ReflectorOptions {
+        name: format!("chaos-{seed}"),
+        watch_list: if seed % 2 == 0 {
+            WatchListMode::Auto
+        } else {
+            WatchListMode::Disabled
+        },
+        page_size: [None, Some(5)][(seed / 2 % 2) as usize],
+        watch_list_end_timeout: Duration::from_secs(2),
+        backoff: BackoffOptions {
+            initial: Duration::from_millis(5),
+            cap: Duration::from_millis(50),
+            reset_after: Duration::from_secs(1),
+            ..BackoffOptions::default()
+        },
+        ..ReflectorOptions::default()
+    }
+}
+
+/// One injected fault; list and watch requests only, so the test's own writes go through
+/// (except across a restart).
+async fn inject(server: &TestServer, rng: &mut StdRng) {
+    let verb = if rng.random_bool(0.5) {
+        Verb::List
+    } else {
+        Verb::Watch
+    };
+    let on = RequestMatch::any().verb(verb).resource("configmaps");
+    let burst = rng.random_range(1..4);
+    match rng.random_range(0..12) {
+        0 | 1 => server.cut_watches(),
+        2 => server.close_watches_mid_object(),
+        3 => server.send_malformed_on_watches(),
+        4 => server.send_bookmarks(),
+        5 => server.compact_history(),
+        6 => server.fail_next(
+            burst,
+            on,
+            Failure::TooManyRequests {
+                retry_after_seconds: 0,
+            },
+        ),
+        7 => server.fail_next(burst, on, Failure::InternalError),
+        8 => server.fail_next(
+            burst,
+            on,
+            Failure::ServiceUnavailable {
+                retry_after_seconds: 0,
+            },
+        ),
+        9 => server.fail_next(burst, on, Failure::TooLargeResourceVersion),
+        10 => {
+            let timeout = kcache_core::Status::failure(504, "Timeout", "injected timeout");
+            server.fail_next(burst, on, Failure::Status(timeout.into()))
+        }
+        _ => server.restart().await.expect("the server comes back"),
+    }
+}
+
+/// Waits until the store equals the server, then checks the bookkeeping.
+async fn assert_converges(
+    label: &str,
+    api: &Api<DynamicObject>,
+    store: &CheckingStore,
+    handle: &ReflectorHandle,
+) {
+    let deadline = Instant::now() + CONVERGE_WITHIN;
+    let mut last = None;
+    loop {
+        if let Some(truth) = server_state(api).await {
+            let held = store.state.lock().unwrap().items.clone();
+            if held == truth {
+                break;
+            }
+            last = Some((truth, held));
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{label}: the store did not converge within {CONVERGE_WITHIN:?} \
+             (stats {:?}, last RV {:?}); server vs store: {last:?}",
+            handle.stats(),
+            handle.last_sync_resource_version(),
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let s = store.state.lock().unwrap();
+    assert!(s.violations.is_empty(), "{label}: {:?}", s.violations);
+    for key in s.ever.iter().filter(|k| !s.items.contains_key(*k)) {
+        assert!(
+            s.deleted.contains(key),
+            "{label}: {key} vanished without a delete"
+        );
+    }
+}
+
+async fn chaos_seed(seed: u64) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let cluster = TestCluster::start_with(ServerConfig {
+        history_window: 40,
+        bookmark_interval: Duration::from_millis(100),
+        too_large_rv_wait: Duration::from_millis(20),
+        ..ServerConfig::default()
+    })
+    .await
+    .expect("test server");
+    let server = cluster.server().expect("an embedded server");
+    let namespace = cluster.create_namespace("chaos").await.expect("namespace");
+    let api = configmaps(&cluster, client_for(&cluster), &namespace);
+    for i in 0..NAMES / 2 {
+        api.create(
+            &PostParams::default(),
+            &configmap(&namespace, &format!("cm-{i}"), 0),
+        )
+        .await
+        .expect("seed objects");
+    }
+
+    let store = Arc::new(CheckingStore::default());
+    let lister = configmaps(&cluster, client_for(&cluster), &namespace);
+    let reflector = Reflector::new(lister, store.clone(), reflector_options(seed));
+    let handle = reflector.handle();
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn(reflector.run(cancel.clone()));
+
+    for _ in 0..CHAOS_STEPS {
+        if rng.random_bool(0.4) {
+            inject(server, &mut rng).await;
+        } else {
+            mutate(&api, &namespace, &mut rng).await;
+        }
+        if rng.random_bool(0.1) {
+            // Writes while the reflector cannot watch.
+            server.fail_next(
+                3,
+                RequestMatch::any().verb(Verb::Watch),
+                Failure::InternalError,
+            );
+            server.cut_watches();
+            for _ in 0..rng.random_range(1..6) {
+                mutate(&api, &namespace, &mut rng).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(rng.random_range(0..12))).await;
+    }
+    server.clear_faults();
+    assert_converges(&format!("seed {seed}"), &api, &store, &handle).await;
+    eprintln!(
+        "seed {seed}: converged at RV {} with {:?}",
+        handle.last_sync_resource_version(),
+        handle.stats()
+    );
+    cancel.cancel();
+    tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the reflector stops promptly")
+        .expect("the reflector task does not panic");
+}
+
+/// The plain scenario for a real cluster: list, watch through writes, and a fresh reflector's
+/// full list.
+async fn real_cluster(cluster: &TestCluster) {
+    let namespace = cluster
+        .create_namespace("kcache-reflector")
+        .await
+        .expect("namespace");
+    let api = configmaps(cluster, client_for(cluster), &namespace);
+    let mut rng = StdRng::seed_from_u64(1);
+    for i in 0..NAMES / 2 {
+        api.create(
+            &PostParams::default(),
+            &configmap(&namespace, &format!("cm-{i}"), 0),
+        )
+        .await
+        .expect("seed objects");
+    }
+    for round in 0..2 {
+        let store = Arc::new(CheckingStore::default());
+        let lister = configmaps(cluster, client_for(cluster), &namespace);
+        let reflector = Reflector::new(lister, store.clone(), reflector_options(round));
+        let handle = reflector.handle();
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn(reflector.run(cancel.clone()));
+        for _ in 0..20 {
+            mutate(&api, &namespace, &mut rng).await;
+        }
+        assert_converges(
+            &format!("real cluster, round {round}"),
+            &api,
+            &store,
+            &handle,
+        )
+        .await;
+        cancel.cancel();
+        task.await.expect("the reflector task does not panic");
+    }
+    let _ = cluster
+        .client()
+        .delete(&format!("/api/v1/namespaces/{namespace}"))
+        .await;
+}
+
+fn seeds() -> Vec<u64> {
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    if let Some(seed) = env("KCACHE_CHAOS_SEED") {
+        return vec![seed];
+    }
+    (0..env("KCACHE_SOAK_SEEDS").unwrap_or(20)).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_converges_to_the_server_under_chaos() {
+    if std::env::var_os(KUBECONFIG_ENV).is_some_and(|v| !v.is_empty()) {
+        eprintln!(
+            "{KUBECONFIG_ENV} names a real cluster: fault injection needs the embedded \
+             server, so only the plain list/watch/relist scenario runs"
+        );
+        let cluster = TestCluster::start().await.expect("the real cluster");
+        real_cluster(&cluster).await;
+        return;
+    }
+    let seeds = seeds();
+    let started = std::time::Instant::now();
+    let mut running = tokio::task::JoinSet::new();
+    for seed in seeds.iter().copied() {
+        if running.len() >= 4 {
+            running.join_next().await.unwrap().expect("a seed failed");
+        }
+        running.spawn(chaos_seed(seed));
+    }
+    while let Some(done) = running.join_next().await {
+        done.expect("a seed failed");
+    }
+    eprintln!("{} chaos seeds in {:?}", seeds.len(), started.elapsed());
+}
