@@ -224,12 +224,16 @@ where
         mut stream: Option<WatchStream<K>>,
     ) -> Result<(), ReflectorError> {
         let name = self.shared.name();
-        let mut first = true;
+        // Every watch after the first of this pass continues without a relist.
+        let mut restarting = false;
         loop {
             // A stream handed over by a watch-list continues from its bookmark.
             let mut propagate_rv_from_start = true;
             let mut current = match stream.take() {
-                Some(s) => s,
+                Some(s) => {
+                    restarting = true;
+                    s
+                }
                 None => {
                     let rv = self.shared.last_sync_resource_version();
                     // A watch from "" or "0" starts with synthetic ADDs in no particular order.
@@ -239,10 +243,10 @@ where
                         ..self.watch_params()
                     };
                     self.shared.bump(Counter::Watch);
-                    if !first {
+                    if restarting {
                         self.shared.bump(Counter::WatchRestart);
                     }
-                    first = false;
+                    restarting = true;
                     match self.lister.watch(&params).await {
                         Ok(s) => s,
                         Err(e) if e.is_too_many_requests() || e.is_connect() => {
@@ -254,7 +258,6 @@ where
                     }
                 }
             };
-            first = false;
             let shared = &self.shared;
             let mut track = |rv: &str, non_added_seen: bool| {
                 if propagate_rv_from_start || non_added_seen {
