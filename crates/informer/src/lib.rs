@@ -1,3 +1,24 @@
-//! kcache-informer (work in progress).
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+mod error;
+mod handler;
+mod informer;
+mod listener;
+mod notification;
+mod notifying_store;
+mod options;
+mod processor;
+mod registration;
+mod sync_signal;
+pub mod testing;
+
+pub use error::InformerError;
+pub use handler::{
+    DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
+};
+pub use informer::{HandlerStats, InformerStats, SharedIndexInformer, MINIMUM_RESYNC_PERIOD};
+pub use listener::OverflowPolicy;
+pub use options::InformerOptions;
+pub use registration::ResourceEventHandlerRegistration;

@@ -1,0 +1,501 @@
+//! The shared index informer (client-go's `sharedIndexInformer` and `controller.processLoop`).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcache_core::{BoxListerWatcher, KnownObjects, ListerWatcher, Object, ReflectorStore};
+use kcache_delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, TransformFunc};
+use kcache_reflector::{Reflector, ReflectorHandle, ReflectorStats, WatchErrorHandler};
+use kcache_store::{Indexer, Indexers};
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::InformerError;
+use crate::handler::ResourceEventHandler;
+use crate::listener::{Listener, Resync};
+use crate::notification::Notification;
+use crate::notifying_store::NotifyingStore;
+use crate::options::InformerOptions;
+use crate::processor::{determine_resync_period, Processor};
+use crate::registration::ResourceEventHandlerRegistration;
+use crate::sync_signal::SyncSignal;
+
+/// The smallest resync period a handler can ask for (client-go's `minimumResyncPeriod`).
+pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// A reflector, a DeltaFIFO and an indexer feeding any number of handlers
+/// (client-go's `SharedIndexInformer`).
+///
+/// The cache is always updated before handlers are notified. Each handler has its own buffer
+/// and thread, so a slow handler never blocks the FIFO or the other handlers. Cloning is cheap
+/// and every clone is the same informer.
+pub struct SharedIndexInformer<K> {
+    shared: Arc<Shared<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        SharedIndexInformer {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+pub(crate) struct Shared<K> {
+    name: String,
+    lw: BoxListerWatcher<K>,
+    indexer: Arc<Indexer<K>>,
+    processor: Processor<K>,
+    state: Mutex<State<K>>,
+    /// Held while deltas are applied and while a late handler joins, so that it sees every
+    /// object exactly once (client-go's `blockDeltas`).
+    block_deltas: Mutex<()>,
+    pub(crate) signal: Arc<SyncSignal>,
+    next_listener: AtomicU64,
+    stopped: AtomicBool,
+    /// Set once the informer has been seen synced, so the pop loop stops waking waiters.
+    synced_once: AtomicBool,
+    options: InformerOptions,
+}
+
+struct State<K> {
+    started: bool,
+    resync_check_period: Duration,
+    default_handler_resync: Duration,
+    transform: Option<TransformFunc<K>>,
+    watch_error_handler: Option<Arc<WatchErrorHandler>>,
+    fifo: Option<Arc<DeltaFifo<K>>>,
+    reflector: Option<ReflectorHandle>,
+}
+
+/// A snapshot of an informer's state for metrics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InformerStats {
+    /// The informer's name.
+    pub name: String,
+    /// Objects in the cache.
+    pub objects: usize,
+    /// The reflector's counters (lists, relists, watches, watch restarts).
+    pub reflector: ReflectorStats,
+    /// The last resourceVersion the reflector synced to.
+    pub last_sync_resource_version: String,
+    /// Entries waiting in the FIFO.
+    pub fifo_depth: usize,
+    /// Per handler: (registration id, pending notifications, oldest pending age in seconds).
+    pub handlers: Vec<HandlerStats>,
+    /// Whether the informer has synced.
+    pub synced: bool,
+}
+
+/// One handler's queue, for metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HandlerStats {
+    /// The registration's id (stable for its life).
+    pub id: u64,
+    /// Notifications waiting.
+    pub pending: usize,
+    /// Age of the oldest waiting notification.
+    pub oldest_pending_age: Option<Duration>,
+    /// Notifications delivered.
+    pub delivered: u64,
+    /// Handler calls that panicked.
+    pub panics: u64,
+}
+
+impl Eq for HandlerStats {}
+
+impl<K: Object> SharedIndexInformer<K> {
+    /// An informer over `lw` with these indexers (client-go's `NewSharedIndexInformer`).
+    pub fn new<L>(lw: L, indexers: Indexers<K>, options: InformerOptions) -> Self
+    where
+        L: ListerWatcher<K> + 'static,
+    {
+        SharedIndexInformer {
+            shared: Arc::new(Shared {
+                name: options.name.clone(),
+                lw: BoxListerWatcher::new(lw),
+                indexer: Arc::new(Indexer::new(indexers)),
+                processor: Processor::new(),
+                state: Mutex::new(State {
+                    started: false,
+                    resync_check_period: options.resync_period,
+                    default_handler_resync: options.resync_period,
+                    transform: None,
+                    watch_error_handler: None,
+                    fifo: None,
+                    reflector: None,
+                }),
+                block_deltas: Mutex::new(()),
+                signal: Arc::new(SyncSignal::default()),
+                next_listener: AtomicU64::new(1),
+                stopped: AtomicBool::new(false),
+                synced_once: AtomicBool::new(false),
+                options,
+            }),
+        }
+    }
+
+    /// The informer's name.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The cache (client-go's `GetIndexer`; `GetStore` is the same object here).
+    pub fn indexer(&self) -> &Arc<Indexer<K>> {
+        &self.shared.indexer
+    }
+
+    /// Adds indexes; allowed at any time, existing objects are indexed at once (client-go 0.30+).
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), InformerError> {
+        Ok(self.shared.indexer.add_indexers(indexers)?)
+    }
+
+    /// Transforms each object once as it enters the FIFO, e.g. to drop managedFields before
+    /// caching. Only before `run`.
+    pub fn set_transform(
+        &self,
+        f: impl Fn(Arc<K>) -> Result<Arc<K>, kcache_core::BoxError> + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        let mut st = self.shared.state.lock();
+        if st.started {
+            return Err(InformerError::AlreadyStarted(
+                self.shared.name.clone(),
+                "the transform",
+            ));
+        }
+        st.transform = Some(Arc::new(f));
+        Ok(())
+    }
+
+    /// Called whenever list-and-watch fails. Only before `run`.
+    pub fn set_watch_error_handler(
+        &self,
+        f: impl Fn(&ReflectorHandle, &kcache_reflector::ReflectorError) + Send + Sync + 'static,
+    ) -> Result<(), InformerError> {
+        let mut st = self.shared.state.lock();
+        if st.started {
+            return Err(InformerError::AlreadyStarted(
+                self.shared.name.clone(),
+                "the watch error handler",
+            ));
+        }
+        st.watch_error_handler = Some(Arc::new(f));
+        Ok(())
+    }
+
+    /// Adds a handler with the informer's default resync period.
+    pub fn add_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+    ) -> Result<ResourceEventHandlerRegistration<K>, InformerError> {
+        let resync = self.shared.state.lock().default_handler_resync;
+        self.add_event_handler_with_resync_period(handler, resync)
+    }
+
+    /// Adds a handler that also receives a resync of every cached object each `resync_period`
+    /// (zero: never). Periods under 1 s are raised to 1 s. Before `run`, a period shorter than
+    /// the check period lowers the check period; after, it is raised to the check period.
+    /// A handler added after `run` first receives `on_add(obj, true)` for every cached object.
+    pub fn add_event_handler_with_resync_period(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        resync_period: Duration,
+    ) -> Result<ResourceEventHandlerRegistration<K>, InformerError> {
+        let sh = &self.shared;
+        let mut st = sh.state.lock();
+        if sh.stopped.load(Ordering::Acquire) {
+            return Err(InformerError::Stopped(sh.name.clone()));
+        }
+        let mut requested = resync_period;
+        if !requested.is_zero() {
+            if requested < MINIMUM_RESYNC_PERIOD {
+                tracing::warn!(?requested, "resync period too small; using 1s");
+                requested = MINIMUM_RESYNC_PERIOD;
+            }
+            if requested < st.resync_check_period {
+                if st.started {
+                    tracing::warn!(
+                        ?requested,
+                        check = ?st.resync_check_period,
+                        "informer already started; resync period raised to its check period"
+                    );
+                    requested = st.resync_check_period;
+                } else {
+                    st.resync_check_period = requested;
+                    sh.processor.resync_check_period_changed(requested);
+                }
+            }
+        }
+        let period = determine_resync_period(requested, st.resync_check_period);
+        let id = sh.next_listener.fetch_add(1, Ordering::Relaxed);
+        let now = Instant::now();
+        let listener = Listener::new(
+            id,
+            Arc::new(handler),
+            Resync {
+                requested,
+                period,
+                next: now + period,
+            },
+            sh.options.overflow,
+            sh.signal.clone(),
+        );
+        let registration = ResourceEventHandlerRegistration {
+            listener: listener.clone(),
+            informer: sh.clone(),
+        };
+        if !st.started {
+            sh.processor.add_listener(listener);
+            return Ok(registration);
+        }
+        let _block = sh.block_deltas.lock();
+        sh.processor.add_listener(listener.clone());
+        for obj in sh.indexer.list() {
+            listener.add(
+                Notification::Add {
+                    obj,
+                    is_in_initial_list: true,
+                },
+                now,
+            );
+        }
+        Ok(registration)
+    }
+
+    /// Removes a handler; removing one twice, or one of another informer, is fine. At most the
+    /// notification being delivered right now completes after this returns.
+    pub fn remove_event_handler(
+        &self,
+        registration: &ResourceEventHandlerRegistration<K>,
+    ) -> Result<(), InformerError> {
+        let _block = self.shared.block_deltas.lock();
+        self.shared
+            .processor
+            .remove_listener(registration.listener.id);
+        Ok(())
+    }
+
+    /// Whether the registration is active on this informer.
+    pub fn is_registered(&self, registration: &ResourceEventHandlerRegistration<K>) -> bool {
+        self.shared.processor.contains(registration.listener.id)
+    }
+
+    /// How many handlers are registered.
+    pub fn handler_count(&self) -> usize {
+        self.shared.processor.len()
+    }
+
+    /// The period at which the reflector asks whether any handler is due a resync.
+    pub fn resync_check_period(&self) -> Duration {
+        self.shared.state.lock().resync_check_period
+    }
+
+    /// True once the first list has been fully processed into the cache.
+    pub fn has_synced(&self) -> bool {
+        self.shared.has_synced()
+    }
+
+    /// Waits (event-driven, no polling) until synced or stopped; returns `has_synced()`.
+    pub async fn wait_for_cache_sync(&self) -> bool {
+        let sh = &self.shared;
+        sh.signal
+            .wait_until(|| sh.has_synced() || sh.is_stopped())
+            .await;
+        sh.has_synced()
+    }
+
+    /// Whether `run` has been called.
+    pub fn has_started(&self) -> bool {
+        self.shared.state.lock().started
+    }
+
+    /// Whether `run` has returned (no handler can be added any more).
+    pub fn is_stopped(&self) -> bool {
+        self.shared.is_stopped()
+    }
+
+    /// The resourceVersion the reflector last synced to ("" before the first list).
+    pub fn last_sync_resource_version(&self) -> String {
+        let st = self.shared.state.lock();
+        st.reflector
+            .as_ref()
+            .map(|r| r.last_sync_resource_version())
+            .unwrap_or_default()
+    }
+
+    /// A snapshot for metrics.
+    pub fn stats(&self) -> InformerStats {
+        let sh = &self.shared;
+        let (fifo, reflector) = {
+            let st = sh.state.lock();
+            (st.fifo.clone(), st.reflector.clone())
+        };
+        InformerStats {
+            name: sh.name.clone(),
+            objects: sh.indexer.len(),
+            reflector: reflector.as_ref().map(|r| r.stats()).unwrap_or_default(),
+            last_sync_resource_version: reflector
+                .map(|r| r.last_sync_resource_version())
+                .unwrap_or_default(),
+            fifo_depth: fifo.map(|f| f.len()).unwrap_or(0),
+            handlers: sh
+                .processor
+                .listeners()
+                .iter()
+                .map(|l| HandlerStats {
+                    id: l.id,
+                    pending: l.pending(),
+                    oldest_pending_age: l.oldest_pending_age(),
+                    delivered: l.delivered(),
+                    panics: l.panics(),
+                })
+                .collect(),
+            synced: sh.has_synced(),
+        }
+    }
+
+    /// Lists and watches until `cancel` fires, keeping the cache and handlers up to date.
+    /// Runs once; returns after every handler thread has finished (no handler runs after).
+    pub async fn run(&self, cancel: CancellationToken) -> Result<(), InformerError> {
+        let sh = &self.shared;
+        let (fifo, reflector) = {
+            let mut st = sh.state.lock();
+            if st.started {
+                return Err(InformerError::RunTwice(sh.name.clone()));
+            }
+            st.started = true;
+            let known: Arc<dyn KnownObjects<K>> = sh.indexer.clone();
+            let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
+                known_objects: Some(known),
+                emit_delta_type_replaced: true,
+                transformer: st.transform.clone(),
+                mode: sh.options.fifo_mode,
+            }));
+            let mut ropts = sh.options.reflector.clone();
+            ropts.name = sh.name.clone();
+            ropts.resync_period = st.resync_check_period;
+            let store = NotifyingStore::new(fifo.clone(), sh.signal.clone());
+            let mut reflector = Reflector::new(sh.lw.clone(), store, ropts);
+            let me = sh.clone();
+            reflector.set_should_resync(move || me.processor.should_resync());
+            if let Some(h) = st.watch_error_handler.clone() {
+                reflector.set_watch_error_handler(move |r, e| h(r, e));
+            }
+            st.fifo = Some(fifo.clone());
+            st.reflector = Some(reflector.handle());
+            (fifo, reflector)
+        };
+        sh.processor.run();
+        let reflector_cancel = cancel.child_token();
+        let reflector_task = tokio::spawn(reflector.run(reflector_cancel.clone()));
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                popped = fifo.pop(|deltas, initial| sh.handle_deltas(deltas, initial)) => {
+                    if popped.is_err() {
+                        break;
+                    }
+                    if !sh.synced_once.load(Ordering::Acquire) {
+                        if sh.has_synced() {
+                            sh.synced_once.store(true, Ordering::Release);
+                        }
+                        sh.signal.notify();
+                    }
+                }
+            }
+        }
+        reflector_cancel.cancel();
+        fifo.close();
+        if let Err(e) = reflector_task.await {
+            tracing::error!(informer = %sh.name, "reflector task failed: {e}");
+        }
+        {
+            let _st = sh.state.lock();
+            sh.stopped.store(true, Ordering::Release);
+        }
+        sh.processor.stop();
+        sh.signal.notify();
+        Ok(())
+    }
+}
+
+impl<K: Object> Shared<K> {
+    pub(crate) fn has_synced(&self) -> bool {
+        self.state
+            .lock()
+            .fifo
+            .as_ref()
+            .is_some_and(|f| f.has_synced())
+    }
+
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    /// Applies one key's deltas to the cache and notifies handlers (client-go's
+    /// `processDeltas`): the cache first, then the notification.
+    fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool) {
+        let _block = self.block_deltas.lock();
+        for d in deltas.iter() {
+            match d.type_ {
+                DeltaType::Deleted => {
+                    match d.object.as_tombstone() {
+                        Some(t) => {
+                            self.indexer.delete_tombstone(t);
+                        }
+                        None => {
+                            if let Some(o) = d.object.object() {
+                                if let Err(e) = self.indexer.delete(o.clone()) {
+                                    tracing::error!(informer = %self.name, "cache delete failed: {e}");
+                                }
+                            }
+                        }
+                    }
+                    self.processor
+                        .distribute(&Notification::Delete(d.object.clone()), false);
+                }
+                DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
+                    let Some(obj) = d.object.object() else {
+                        continue;
+                    };
+                    let old = match self.indexer.get(obj) {
+                        Ok(old) => old,
+                        Err(e) => {
+                            tracing::error!(informer = %self.name, "cache lookup failed: {e}");
+                            continue;
+                        }
+                    };
+                    match old {
+                        Some(old) => {
+                            if let Err(e) = self.indexer.update(obj.clone()) {
+                                tracing::error!(informer = %self.name, "cache update failed: {e}");
+                                continue;
+                            }
+                            // Same resourceVersion: a resync, only for handlers due one.
+                            let is_sync = old.resource_version() == obj.resource_version();
+                            let n = Notification::Update {
+                                old,
+                                new: obj.clone(),
+                            };
+                            self.processor.distribute(&n, is_sync);
+                        }
+                        None => {
+                            if let Err(e) = self.indexer.add(obj.clone()) {
+                                tracing::error!(informer = %self.name, "cache add failed: {e}");
+                                continue;
+                            }
+                            let n = Notification::Add {
+                                obj: obj.clone(),
+                                is_in_initial_list,
+                            };
+                            self.processor.distribute(&n, false);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! One handler's buffer and delivery thread (client-go's `processorListener`).
+//!
+//! Every handler gets its own FIFO buffer and its own OS thread, so a slow or stuck handler
+//! delays only itself: the informer's processing loop only appends to buffers. Unlike
+//! client-go's invisible ring buffer (#121474), the buffer's length and the age of its oldest
+//! notification are readable, and it can be bounded (see [`OverflowPolicy`]).
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+use tokio::time::Instant;
+
+use crate::handler::ResourceEventHandler;
+use crate::notification::Notification;
+use crate::sync_signal::SyncSignal;
+
+/// What happens when a bounded handler buffer is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OverflowPolicy {
+    /// Never drop: the buffer grows without bound (client-go's behaviour).
+    #[default]
+    Unbounded,
+    /// At `max_pending` buffered notifications the handler is disconnected: its buffer is
+    /// dropped, it receives nothing more, and its registration reports
+    /// [`is_overflowed`](crate::ResourceEventHandlerRegistration::is_overflowed). Like the API
+    /// server terminating a watcher that cannot keep up, this protects memory and the other
+    /// handlers; the owner re-registers (and gets a fresh initial list) when it has recovered.
+    Disconnect {
+        /// The most notifications buffered at once.
+        max_pending: usize,
+    },
+}
+
+struct Buffer<K> {
+    items: VecDeque<(Notification<K>, Instant)>,
+    /// Enqueue time of the notification being delivered right now, if any.
+    in_flight_since: Option<Instant>,
+    closed: bool,
+}
+
+/// Resync bookkeeping (client-go's requestedResyncPeriod / resyncPeriod / nextResync).
+pub(crate) struct Resync {
+    pub(crate) requested: Duration,
+    pub(crate) period: Duration,
+    pub(crate) next: Instant,
+}
+
+pub(crate) struct Listener<K> {
+    pub(crate) id: u64,
+    handler: Arc<dyn ResourceEventHandler<K>>,
+    buffer: Mutex<Buffer<K>>,
+    wake: Condvar,
+    pub(crate) resync: Mutex<Resync>,
+    /// Whether resync notifications go to this listener in the current resync round.
+    pub(crate) syncing: AtomicBool,
+    policy: OverflowPolicy,
+    pending: AtomicUsize,
+    initial_pending: AtomicUsize,
+    delivered: AtomicU64,
+    panics: AtomicU64,
+    overflowed: AtomicBool,
+    signal: Arc<SyncSignal>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl<K: Send + Sync + 'static> Listener<K> {
+    pub(crate) fn new(
+        id: u64,
+        handler: Arc<dyn ResourceEventHandler<K>>,
+        resync: Resync,
+        policy: OverflowPolicy,
+        signal: Arc<SyncSignal>,
+    ) -> Arc<Self> {
+        Arc::new(Listener {
+            id,
+            handler,
+            buffer: Mutex::new(Buffer {
+                items: VecDeque::new(),
+                in_flight_since: None,
+                closed: false,
+            }),
+            wake: Condvar::new(),
+            resync: Mutex::new(resync),
+            syncing: AtomicBool::new(true),
+            policy,
+            pending: AtomicUsize::new(0),
+            initial_pending: AtomicUsize::new(0),
+            delivered: AtomicU64::new(0),
+            panics: AtomicU64::new(0),
+            overflowed: AtomicBool::new(false),
+            signal,
+            thread: Mutex::new(None),
+        })
+    }
+
+    /// Appends a notification. Returns false if the listener is closed or just overflowed.
+    pub(crate) fn add(&self, n: Notification<K>, now: Instant) -> bool {
+        let initial = n.is_initial_add();
+        let mut buf = self.buffer.lock();
+        if buf.closed {
+            return false;
+        }
+        if let OverflowPolicy::Disconnect { max_pending } = self.policy {
+            if buf.items.len() >= max_pending {
+                self.overflow(&mut buf);
+                return false;
+            }
+        }
+        if initial {
+            self.initial_pending.fetch_add(1, Ordering::AcqRel);
+        }
+        self.pending.fetch_add(1, Ordering::AcqRel);
+        let was_empty = buf.items.is_empty();
+        buf.items.push_back((n, now));
+        drop(buf);
+        if was_empty {
+            self.wake.notify_one();
+        }
+        true
+    }
+
+    fn overflow(&self, buf: &mut Buffer<K>) {
+        tracing::error!(
+            listener = self.id,
+            buffered = buf.items.len(),
+            "event handler cannot keep up; disconnecting it (OverflowPolicy::Disconnect)"
+        );
+        self.overflowed.store(true, Ordering::Release);
+        buf.items.clear();
+        buf.closed = true;
+        // Nothing more will be delivered: the initial list can no longer hold sync back.
+        self.initial_pending.store(0, Ordering::Release);
+        self.wake.notify_one();
+        self.signal.notify();
+    }
+
+    /// Starts the delivery thread (once).
+    pub(crate) fn start(self: &Arc<Self>) {
+        let mut slot = self.thread.lock();
+        if slot.is_some() {
+            return;
+        }
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("kcache-handler-{}", self.id))
+            .spawn(move || me.run());
+        match spawned {
+            Ok(handle) => *slot = Some(handle),
+            Err(e) => tracing::error!(listener = self.id, "cannot start handler thread: {e}"),
+        }
+    }
+
+    /// Stops accepting notifications; the thread exits after the one it is delivering.
+    pub(crate) fn close(&self) {
+        let mut buf = self.buffer.lock();
+        buf.closed = true;
+        buf.items.clear();
+        drop(buf);
+        self.wake.notify_one();
+    }
+
+    /// Waits for the delivery thread to exit (after `close`). Not called from the thread itself.
+    pub(crate) fn join(&self) {
+        let handle = self.thread.lock().take();
+        if let Some(h) = handle {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+
+    fn run(&self) {
+        loop {
+            let batch = {
+                let mut buf = self.buffer.lock();
+                while buf.items.is_empty() && !buf.closed {
+                    self.wake.wait(&mut buf);
+                }
+                if buf.items.is_empty() {
+                    return;
+                }
+                std::mem::take(&mut buf.items)
+            };
+            for (n, enqueued) in batch {
+                {
+                    let mut buf = self.buffer.lock();
+                    if buf.closed {
+                        return;
+                    }
+                    buf.in_flight_since = Some(enqueued);
+                }
+                self.deliver(&n);
+                self.buffer.lock().in_flight_since = None;
+            }
+        }
+    }
+
+    fn deliver(&self, n: &Notification<K>) {
+        let result = catch_unwind(AssertUnwindSafe(|| n.deliver(self.handler.as_ref())));
+        if let Err(panic) = result {
+            self.panics.fetch_add(1, Ordering::AcqRel);
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic".into());
+            tracing::error!(
+                listener = self.id,
+                "event handler panicked; notification skipped: {msg}"
+            );
+        }
+        self.delivered.fetch_add(1, Ordering::AcqRel);
+        let _ = self
+            .pending
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |p| p.checked_sub(1));
+        // Counted down even after a panic, so a panicking handler cannot wedge has_synced
+        // (client-go #129024).
+        if n.is_initial_add() && self.initial_pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.signal.notify();
+        }
+    }
+
+    pub(crate) fn initial_pending(&self) -> usize {
+        self.initial_pending.load(Ordering::Acquire)
+    }
+
+    /// Buffered plus in-delivery notifications; 0 once closed (the buffer was dropped).
+    pub(crate) fn pending(&self) -> usize {
+        if self.buffer.lock().closed {
+            return 0;
+        }
+        self.pending.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn delivered(&self) -> u64 {
+        self.delivered.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn panics(&self) -> u64 {
+        self.panics.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn is_overflowed(&self) -> bool {
+        self.overflowed.load(Ordering::Acquire)
+    }
+
+    /// How long the oldest undelivered notification has waited.
+    pub(crate) fn oldest_pending_age(&self) -> Option<Duration> {
+        let buf = self.buffer.lock();
+        let oldest = buf
+            .in_flight_since
+            .or_else(|| buf.items.front().map(|(_, t)| *t))?;
+        Some(Instant::now().saturating_duration_since(oldest))
+    }
+
+    /// Whether this listener's resync period is due (client-go `shouldResync`).
+    pub(crate) fn should_resync(&self, now: Instant) -> bool {
+        let r = self.resync.lock();
+        !r.period.is_zero() && now >= r.next
+    }
+
+    pub(crate) fn determine_next_resync(&self, now: Instant) {
+        let mut r = self.resync.lock();
+        r.next = now + r.period;
+    }
+}

@@ -1,0 +1,47 @@
+//! How an informer is configured.
+
+use std::time::Duration;
+
+use kcache_delta_fifo::FifoMode;
+use kcache_reflector::ReflectorOptions;
+
+use crate::listener::OverflowPolicy;
+
+/// Options of a [`crate::SharedIndexInformer`].
+#[derive(Debug, Clone)]
+pub struct InformerOptions {
+    /// Names the informer (and its reflector) in logs and metrics.
+    pub name: String,
+    /// The resync period handlers added with `add_event_handler` get, and the initial resync
+    /// check period (client-go's `defaultEventHandlerResyncPeriod`); zero: no resync.
+    pub resync_period: Duration,
+    /// The queue between reflector and cache: client-go's DeltaFIFO (the default here, as in
+    /// client-go ≤ 0.32) or RealFIFO.
+    pub fifo_mode: FifoMode,
+    /// The reflector's options (its name and resync period are set by the informer).
+    pub reflector: ReflectorOptions,
+    /// What happens when a handler's buffer grows too long (default: unbounded, like client-go).
+    pub overflow: OverflowPolicy,
+}
+
+impl Default for InformerOptions {
+    fn default() -> Self {
+        InformerOptions {
+            name: "informer".into(),
+            resync_period: Duration::ZERO,
+            fifo_mode: FifoMode::Delta,
+            reflector: ReflectorOptions::default(),
+            overflow: OverflowPolicy::Unbounded,
+        }
+    }
+}
+
+impl InformerOptions {
+    /// Default options with this name.
+    pub fn named(name: impl Into<String>) -> Self {
+        InformerOptions {
+            name: name.into(),
+            ..InformerOptions::default()
+        }
+    }
+}

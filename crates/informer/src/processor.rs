@@ -1,0 +1,138 @@
+//! Fans notifications out to listeners (client-go's `sharedProcessor`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::RwLock;
+use tokio::time::Instant;
+
+use crate::listener::Listener;
+use crate::notification::Notification;
+
+/// The resync period a listener actually gets (client-go's `determineResyncPeriod`): none if it
+/// asked for none or the informer never resyncs, and never less than the check period.
+pub(crate) fn determine_resync_period(desired: Duration, check: Duration) -> Duration {
+    if desired.is_zero() {
+        return desired;
+    }
+    if check.is_zero() {
+        tracing::warn!(
+            ?desired,
+            "resync period ignored: this informer does not resync"
+        );
+        return Duration::ZERO;
+    }
+    if desired < check {
+        tracing::warn!(
+            ?desired,
+            ?check,
+            "resync period raised to the resync check period"
+        );
+        return check;
+    }
+    desired
+}
+
+pub(crate) struct Processor<K> {
+    listeners: RwLock<Vec<Arc<Listener<K>>>>,
+    started: RwLock<bool>,
+}
+
+impl<K: Send + Sync + 'static> Processor<K> {
+    pub(crate) fn new() -> Self {
+        Processor {
+            listeners: RwLock::new(Vec::new()),
+            started: RwLock::new(false),
+        }
+    }
+
+    /// Adds a listener; starts its thread if the processor runs already.
+    pub(crate) fn add_listener(&self, listener: Arc<Listener<K>>) {
+        let started = self.started.read();
+        if *started {
+            listener.start();
+        }
+        self.listeners.write().push(listener);
+    }
+
+    /// Removes and closes a listener; unknown ids are fine (idempotent remove).
+    pub(crate) fn remove_listener(&self, id: u64) -> Option<Arc<Listener<K>>> {
+        let mut ls = self.listeners.write();
+        let pos = ls.iter().position(|l| l.id == id)?;
+        let l = ls.remove(pos);
+        drop(ls);
+        l.close();
+        Some(l)
+    }
+
+    pub(crate) fn contains(&self, id: u64) -> bool {
+        self.listeners.read().iter().any(|l| l.id == id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.listeners.read().len()
+    }
+
+    pub(crate) fn listeners(&self) -> Vec<Arc<Listener<K>>> {
+        self.listeners.read().clone()
+    }
+
+    /// Sends a notification to every listener, or for a resync only to the listeners whose
+    /// resync is due in this round.
+    pub(crate) fn distribute(&self, n: &Notification<K>, sync: bool) {
+        let now = Instant::now();
+        for l in self.listeners.read().iter() {
+            if !sync || l.syncing.load(std::sync::atomic::Ordering::Acquire) {
+                l.add(n.clone(), now);
+            }
+        }
+    }
+
+    /// Marks which listeners take part in the coming resync; true if any does
+    /// (client-go's `shouldResync`).
+    pub(crate) fn should_resync(&self) -> bool {
+        let now = Instant::now();
+        let mut any = false;
+        for l in self.listeners.read().iter() {
+            let due = l.should_resync(now);
+            l.syncing.store(due, std::sync::atomic::Ordering::Release);
+            if due {
+                any = true;
+                l.determine_next_resync(now);
+            }
+        }
+        any
+    }
+
+    /// Re-derives every listener's period after the check period dropped (before start).
+    pub(crate) fn resync_check_period_changed(&self, check: Duration) {
+        for l in self.listeners.read().iter() {
+            let mut r = l.resync.lock();
+            r.period = determine_resync_period(r.requested, check);
+        }
+    }
+
+    /// Starts every listener's thread.
+    pub(crate) fn run(&self) {
+        let mut started = self.started.write();
+        *started = true;
+        for l in self.listeners.read().iter() {
+            l.start();
+        }
+    }
+
+    /// Closes every listener and waits for their threads: no handler runs after this returns.
+    pub(crate) fn stop(&self) {
+        let ls = {
+            let mut started = self.started.write();
+            *started = false;
+            std::mem::take(&mut *self.listeners.write())
+        };
+        for l in &ls {
+            l.close();
+        }
+        for l in &ls {
+            l.join();
+        }
+    }
+}

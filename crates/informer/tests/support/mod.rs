@@ -1,0 +1,84 @@
+//! Shared test helpers: pods as DynamicObjects, a recording handler, an in-memory source.
+#![allow(dead_code)]
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcache_core::DynamicObject;
+use kcache_informer::testing::FakeControllerSource;
+use kcache_informer::{DeletedObject, ResourceEventHandler};
+
+pub type Pod = DynamicObject;
+
+pub fn pod(name: &str) -> Pod {
+    DynamicObject::new(name).within("default")
+}
+
+pub fn source() -> Arc<FakeControllerSource<Pod>> {
+    FakeControllerSource::new(|o: &mut Pod, rv| o.metadata.resource_version = Some(rv))
+}
+
+/// What a handler saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seen {
+    Add(String, bool),
+    Update(String, String, String),
+    Delete(String),
+}
+
+impl Seen {
+    pub fn name(&self) -> &str {
+        match self {
+            Seen::Add(n, _) | Seen::Update(n, _, _) | Seen::Delete(n) => n,
+        }
+    }
+}
+
+/// A handler that sends what it sees down a channel.
+pub struct Recorder(pub mpsc::Sender<Seen>);
+
+pub fn recorder() -> (Recorder, mpsc::Receiver<Seen>) {
+    let (tx, rx) = mpsc::channel();
+    (Recorder(tx), rx)
+}
+
+impl ResourceEventHandler<Pod> for Recorder {
+    fn on_add(&self, obj: &Arc<Pod>, initial: bool) {
+        let _ = self.0.send(Seen::Add(obj.metadata.name.clone(), initial));
+    }
+    fn on_update(&self, old: &Arc<Pod>, new: &Arc<Pod>) {
+        let rv = |p: &Pod| p.metadata.resource_version.clone().unwrap_or_default();
+        let _ = self
+            .0
+            .send(Seen::Update(new.metadata.name.clone(), rv(old), rv(new)));
+    }
+    fn on_delete(&self, obj: &DeletedObject<Pod>) {
+        let _ = self.0.send(Seen::Delete(obj.key().name().to_string()));
+    }
+}
+
+/// Receives `n` notifications, failing after a generous real-time limit (a liveness guard,
+/// not a timing assertion). Blocking receive on a blocking-pool thread keeps paused tokio time
+/// from auto-advancing while handler threads catch up.
+pub async fn take(rx: mpsc::Receiver<Seen>, n: usize) -> (Vec<Seen>, mpsc::Receiver<Seen>) {
+    tokio::task::spawn_blocking(move || {
+        let mut got = Vec::new();
+        while got.len() < n {
+            match rx.recv_timeout(Duration::from_secs(20)) {
+                Ok(s) => got.push(s),
+                Err(e) => panic!("waited for {n} notifications, got {got:?}: {e}"),
+            }
+        }
+        (got, rx)
+    })
+    .await
+    .unwrap()
+}
+
+/// Names in a batch, sorted.
+pub fn names(seen: &[Seen]) -> Vec<String> {
+    let mut v: Vec<String> = seen.iter().map(|s| s.name().to_string()).collect();
+    v.sort();
+    v
+}
