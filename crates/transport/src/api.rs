@@ -6,8 +6,7 @@ use std::marker::PhantomData;
 use bytes::Bytes;
 use http::{header::CONTENT_TYPE, Method, Request};
 use kcache_core::{
-    ApiResource, Error, ListParams, ObjectList, Resource, Status, WatchParams,
-    WatchStream,
+    ApiResource, Error, ListParams, ObjectList, Resource, Status, WatchParams, WatchStream,
 };
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -50,7 +49,7 @@ pub enum Deleted<K> {
     /// Deletion is pending; the object's current state.
     Pending(K),
     /// The object is gone.
-    Gone(Status),
+    Gone(Box<Status>),
 }
 
 impl<K: Resource> Api<K> {
@@ -99,10 +98,18 @@ impl<K> Api<K> {
     }
 
     fn collection_uri(&self, query: &str) -> String {
-        with_query(self.resource.collection_path(self.namespace.as_deref()), query)
+        with_query(
+            self.resource.collection_path(self.namespace.as_deref()),
+            query,
+        )
     }
 
-    fn object_uri(&self, name: &str, subresource: Option<&str>, query: &str) -> Result<String, Error> {
+    fn object_uri(
+        &self,
+        name: &str,
+        subresource: Option<&str>,
+        query: &str,
+    ) -> Result<String, Error> {
         if name.is_empty() {
             return Err(Error::Request("resource name may not be empty".into()));
         }
@@ -123,7 +130,12 @@ fn with_query(mut path: String, query: &str) -> String {
     path
 }
 
-fn request(method: Method, uri: &str, content_type: Option<&str>, body: Vec<u8>) -> Result<Request<Bytes>, Error> {
+fn request(
+    method: Method,
+    uri: &str,
+    content_type: Option<&str>,
+    body: Vec<u8>,
+) -> Result<Request<Bytes>, Error> {
     let mut b = Request::builder().method(method).uri(uri);
     if let Some(ct) = content_type {
         b = b.header(CONTENT_TYPE, ct);
@@ -143,7 +155,9 @@ fn json_body<T: Serialize>(obj: &T) -> Result<Vec<u8>, Error> {
 impl<K: DeserializeOwned + Send + 'static> Api<K> {
     /// Reads one object.
     pub async fn get(&self, name: &str) -> Result<K, Error> {
-        self.client.request_json(get_request(&self.object_uri(name, None, "")?)?).await
+        self.client
+            .request_json(get_request(&self.object_uri(name, None, "")?)?)
+            .await
     }
 
     /// Reads one object through its `status` subresource.
@@ -172,7 +186,12 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
     }
 
     /// Patches an object.
-    pub async fn patch<P: Serialize>(&self, name: &str, params: &PatchParams, patch: &Patch<P>) -> Result<K, Error> {
+    pub async fn patch<P: Serialize>(
+        &self,
+        name: &str,
+        params: &PatchParams,
+        patch: &Patch<P>,
+    ) -> Result<K, Error> {
         self.patch_at(name, None, params, patch).await
     }
 
@@ -194,24 +213,36 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
         patch: &Patch<P>,
     ) -> Result<K, Error> {
         let uri = self.object_uri(name, sub, &params.to_query(patch)?)?;
-        let req = request(Method::PATCH, &uri, Some(patch.content_type()), patch.body()?)?;
+        let req = request(
+            Method::PATCH,
+            &uri,
+            Some(patch.content_type()),
+            patch.body()?,
+        )?;
         self.client.request_json(req).await
     }
 
     /// Deletes an object.
     pub async fn delete(&self, name: &str, params: &DeleteParams) -> Result<Deleted<K>, Error> {
         let uri = self.object_uri(name, None, "")?;
-        let req = request(Method::DELETE, &uri, Some("application/json"), params.body())?;
+        let req = request(
+            Method::DELETE,
+            &uri,
+            Some("application/json"),
+            params.body(),
+        )?;
         let body = self.client.request_bytes(req).await?;
         #[derive(Deserialize)]
         struct Kind {
             #[serde(default)]
             kind: String,
         }
-        let kind: Kind = serde_json::from_slice(&body).map_err(|e| Error::decode("delete response", e))?;
+        let kind: Kind =
+            serde_json::from_slice(&body).map_err(|e| Error::decode("delete response", e))?;
         if kind.kind == "Status" {
-            let s = serde_json::from_slice(&body).map_err(|e| Error::decode("delete response", e))?;
-            return Ok(Deleted::Gone(s));
+            let s =
+                serde_json::from_slice(&body).map_err(|e| Error::decode("delete response", e))?;
+            return Ok(Deleted::Gone(Box::new(s)));
         }
         serde_json::from_slice(&body)
             .map(Deleted::Pending)
@@ -223,7 +254,12 @@ impl<K: Serialize + DeserializeOwned + Send + 'static> Api<K> {
     /// Creates an object (in this Api's namespace).
     pub async fn create(&self, params: &PostParams, obj: &K) -> Result<K, Error> {
         let uri = self.collection_uri(&params.to_query());
-        let req = request(Method::POST, &uri, Some("application/json"), json_body(obj)?)?;
+        let req = request(
+            Method::POST,
+            &uri,
+            Some("application/json"),
+            json_body(obj)?,
+        )?;
         self.client.request_json(req).await
     }
 
@@ -233,11 +269,22 @@ impl<K: Serialize + DeserializeOwned + Send + 'static> Api<K> {
     }
 
     /// Replaces an object's status through the `status` subresource.
-    pub async fn replace_status(&self, name: &str, params: &PostParams, obj: &K) -> Result<K, Error> {
+    pub async fn replace_status(
+        &self,
+        name: &str,
+        params: &PostParams,
+        obj: &K,
+    ) -> Result<K, Error> {
         self.put(name, Some("status"), params, obj).await
     }
 
-    async fn put(&self, name: &str, sub: Option<&str>, params: &PostParams, obj: &K) -> Result<K, Error> {
+    async fn put(
+        &self,
+        name: &str,
+        sub: Option<&str>,
+        params: &PostParams,
+        obj: &K,
+    ) -> Result<K, Error> {
         let uri = self.object_uri(name, sub, &params.to_query())?;
         let req = request(Method::PUT, &uri, Some("application/json"), json_body(obj)?)?;
         self.client.request_json(req).await

@@ -42,7 +42,8 @@ struct TokenFile {
 }
 
 fn sensitive(v: String) -> Result<HeaderValue, String> {
-    let mut h = HeaderValue::try_from(v).map_err(|_| "contains characters not allowed in a header")?;
+    let mut h =
+        HeaderValue::try_from(v).map_err(|_| "contains characters not allowed in a header")?;
     h.set_sensitive(true);
     Ok(h)
 }
@@ -62,12 +63,21 @@ impl TokenFile {
         let token = match (read, &self.fallback) {
             (Ok(t), _) if !t.trim().is_empty() => Secret::new(t),
             (_, Some(fallback)) => fallback.clone(),
-            (Ok(_), None) => return Err(auth_error(format!("token file {} is empty", self.path.display()))),
+            (Ok(_), None) => {
+                return Err(auth_error(format!(
+                    "token file {} is empty",
+                    self.path.display()
+                )))
+            }
             (Err(e), None) => {
-                return Err(auth_error(format!("cannot read token file {}: {e}", self.path.display())))
+                return Err(auth_error(format!(
+                    "cannot read token file {}: {e}",
+                    self.path.display()
+                )))
             }
         };
-        let h = bearer(token.expose()).map_err(|e| auth_error(format!("token file {}: {e}", self.path.display())))?;
+        let h = bearer(token.expose())
+            .map_err(|e| auth_error(format!("token file {}: {e}", self.path.display())))?;
         *self.cached.lock() = Some((h.clone(), Instant::now()));
         Ok(h)
     }
@@ -188,7 +198,10 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         auth.unauthorized().await;
         let e = auth.authorization().await.unwrap_err();
-        assert!(e.is_connect() && e.to_string().contains("cannot read token file"), "{e}");
+        assert!(
+            e.is_connect() && e.to_string().contains("cannot read token file"),
+            "{e}"
+        );
     }
 
     #[tokio::test]
@@ -239,24 +252,42 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/exec-plugin.sh");
         std::fs::copy(fixture, dir.path().join("plugin.sh")).unwrap();
-        let runs = || std::fs::read_to_string(dir.path().join("count")).unwrap().lines().count();
+        let runs = || {
+            std::fs::read_to_string(dir.path().join("count"))
+                .unwrap()
+                .lines()
+                .count()
+        };
         let auth = exec_auth(dir.path(), "plugin.sh");
-        assert_eq!(auth.authorization().await.unwrap().unwrap(), "Bearer exec-token");
-        assert_eq!(auth.authorization().await.unwrap().unwrap(), "Bearer exec-token");
+        assert_eq!(
+            auth.authorization().await.unwrap().unwrap(),
+            "Bearer exec-token"
+        );
+        assert_eq!(
+            auth.authorization().await.unwrap().unwrap(),
+            "Bearer exec-token"
+        );
         assert_eq!(runs(), 1);
         let info: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.path().join("exec-info.json")).unwrap()).unwrap();
+            serde_json::from_slice(&std::fs::read(dir.path().join("exec-info.json")).unwrap())
+                .unwrap();
         assert_eq!(
             info,
             serde_json::json!({"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential",
                 "spec": {"interactive": false, "cluster": {"server": "https://h:1"}}})
         );
-        assert_eq!(std::fs::read_to_string(dir.path().join("args")).unwrap(), "get-token from-env");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("args")).unwrap(),
+            "get-token from-env"
+        );
         // A 401 forgets the credential; an expired one is fetched again on every use.
         std::fs::write(dir.path().join("exec-token"), "second").unwrap();
         std::fs::write(dir.path().join("expiration"), "2000-01-01T00:00:00Z").unwrap();
         auth.unauthorized().await;
-        assert_eq!(auth.authorization().await.unwrap().unwrap(), "Bearer second");
+        assert_eq!(
+            auth.authorization().await.unwrap().unwrap(),
+            "Bearer second"
+        );
         assert_eq!(runs(), 2);
         auth.authorization().await.unwrap();
         assert_eq!(runs(), 3);
@@ -267,9 +298,15 @@ mod tests {
         std::fs::write(dir.path().join("fail"), "").unwrap();
         auth.unauthorized().await;
         let e = auth.authorization().await.unwrap_err().to_string();
-        assert!(e.contains("plugin failure requested") && e.contains("see the fixture"), "{e}");
+        assert!(
+            e.contains("plugin failure requested") && e.contains("see the fixture"),
+            "{e}"
+        );
         let missing = exec_auth(dir.path(), "no-such-plugin");
         let e = missing.authorization().await.unwrap_err();
-        assert!(e.is_connect() && e.to_string().contains("cannot run"), "{e}");
+        assert!(
+            e.is_connect() && e.to_string().contains("cannot run"),
+            "{e}"
+        );
     }
 }

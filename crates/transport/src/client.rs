@@ -153,9 +153,9 @@ impl Client {
         let resp = self.send(&req, Kind::Buffered).await?;
         let body = read_body(resp.into_body(), limit);
         match timeout {
-            Some(t) => tokio::time::timeout(t, body)
-                .await
-                .map_err(|_| Error::Request(format!("response body not read within {t:?}").into()))?,
+            Some(t) => tokio::time::timeout(t, body).await.map_err(|_| {
+                Error::Request(format!("response body not read within {t:?}").into())
+            })?,
             None => body.await,
         }
     }
@@ -223,7 +223,9 @@ impl Client {
             let resp = match (kind, inner.request_timeout) {
                 (Kind::Watch, _) | (_, None) => sent.await,
                 (_, Some(t)) => tokio::time::timeout(t, sent).await.map_err(|_| {
-                    Error::Request(format!("{} {}: no response within {t:?}", req.method(), req.uri()).into())
+                    Error::Request(
+                        format!("{} {}: no response within {t:?}", req.method(), req.uri()).into(),
+                    )
                 })?,
             }
             .map_err(|e| {
@@ -250,9 +252,11 @@ impl Client {
                 inner.auth.unauthorized().await;
             }
             let retryable = code == StatusCode::TOO_MANY_REQUESTS || code.is_server_error();
-            if let (true, true, Some(secs)) =
-                (kind != Kind::Watch, retryable && attempt < inner.max_retries, retry_after)
-            {
+            if let (true, true, Some(secs)) = (
+                kind != Kind::Watch,
+                retryable && attempt < inner.max_retries,
+                retry_after,
+            ) {
                 attempt += 1;
                 tracing::debug!(%code, secs, attempt, uri = %req.uri(), "retrying after Retry-After");
                 tokio::time::sleep(Duration::from_secs(u64::from(secs))).await;

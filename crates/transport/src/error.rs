@@ -151,8 +151,16 @@ mod tests {
         let s = status_from_response(StatusCode::NOT_FOUND, None, None, body);
         assert!(s.is_not_found());
         assert_eq!(s.message, "configmaps \"x\" not found");
-        let s = status_from_response(StatusCode::SERVICE_UNAVAILABLE, Some(3), None, b"overloaded\n");
-        assert_eq!((s.code, s.reason.as_str(), s.message.as_str()), (503, "ServiceUnavailable", "overloaded"));
+        let s = status_from_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Some(3),
+            None,
+            b"overloaded\n",
+        );
+        assert_eq!(
+            (s.code, s.reason.as_str(), s.message.as_str()),
+            (503, "ServiceUnavailable", "overloaded")
+        );
         assert_eq!(s.retry_after_seconds(), Some(3));
         let s = status_from_response(StatusCode::TOO_MANY_REQUESTS, None, None, b"");
         assert!(s.is_too_many_requests());

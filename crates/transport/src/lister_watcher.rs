@@ -9,11 +9,17 @@ use serde::de::DeserializeOwned;
 use crate::api::Api;
 
 impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for Api<K> {
-    fn list(&self, params: &ListParams) -> impl Future<Output = Result<ObjectList<K>, Error>> + Send {
+    fn list(
+        &self,
+        params: &ListParams,
+    ) -> impl Future<Output = Result<ObjectList<K>, Error>> + Send {
         Api::list(self, params)
     }
 
-    fn watch(&self, params: &WatchParams) -> impl Future<Output = Result<WatchStream<K>, Error>> + Send {
+    fn watch(
+        &self,
+        params: &WatchParams,
+    ) -> impl Future<Output = Result<WatchStream<K>, Error>> + Send {
         Api::watch(self, params)
     }
 }

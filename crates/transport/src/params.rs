@@ -87,10 +87,14 @@ impl PatchParams {
         let apply = matches!(patch, Patch::Apply(_));
         let invalid = |m: &str| Error::Request(m.to_string().into());
         if apply && self.field_manager.as_deref().is_none_or(str::is_empty) {
-            return Err(invalid("server-side apply needs PatchParams::field_manager"));
+            return Err(invalid(
+                "server-side apply needs PatchParams::field_manager",
+            ));
         }
         if self.force && !apply {
-            return Err(invalid("PatchParams::force is only valid for server-side apply"));
+            return Err(invalid(
+                "PatchParams::force is only valid for server-side apply",
+            ));
         }
         let mut q = Vec::new();
         if self.dry_run {

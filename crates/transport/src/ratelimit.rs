@@ -36,7 +36,7 @@ impl RateLimiter {
     /// A limiter of `qps` requests per second with bursts of `burst`; `None` if `qps` is not
     /// positive (no limit).
     pub fn new(qps: f32, burst: u32) -> Option<RateLimiter> {
-        if !(qps > 0.0) || !qps.is_finite() {
+        if qps.is_nan() || qps <= 0.0 || !qps.is_finite() {
             return None;
         }
         let period = Duration::from_secs_f64(1.0 / f64::from(qps));

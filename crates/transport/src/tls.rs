@@ -159,7 +159,9 @@ mod tests {
 
     #[test]
     fn rejects_bad_pem() {
-        assert!(parse_certs(b"hello").unwrap_err().contains("no PEM certificate"));
+        assert!(parse_certs(b"hello")
+            .unwrap_err()
+            .contains("no PEM certificate"));
         let broken = b"-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n";
         assert!(parse_certs(broken).is_err());
         assert!(parse_key(b"nope").is_err());

@@ -25,20 +25,39 @@ fn check_events(evs: &[WatchEvent<DynamicObject>]) {
         names,
         ["ADDED", "MODIFIED", "DELETED", "BOOKMARK", "BOOKMARK", "ERROR"]
     );
-    let WatchEvent::Added(a) = &evs[0] else { panic!() };
+    let WatchEvent::Added(a) = &evs[0] else {
+        panic!()
+    };
     assert_eq!(a.data["data"]["k"], "}{\"\\");
     assert_eq!(a.namespace(), Some("n"));
-    let WatchEvent::Modified(m) = &evs[1] else { panic!() };
+    let WatchEvent::Modified(m) = &evs[1] else {
+        panic!()
+    };
     assert_eq!(m.resource_version(), Some("2"));
-    let WatchEvent::Bookmark(b) = &evs[3] else { panic!() };
-    assert_eq!((b.resource_version.as_str(), b.initial_events_end), ("4", true));
-    let WatchEvent::Bookmark(b) = &evs[4] else { panic!() };
-    assert_eq!((b.resource_version.as_str(), b.initial_events_end), ("5", false));
-    let WatchEvent::Error(s) = &evs[5] else { panic!() };
+    let WatchEvent::Bookmark(b) = &evs[3] else {
+        panic!()
+    };
+    assert_eq!(
+        (b.resource_version.as_str(), b.initial_events_end),
+        ("4", true)
+    );
+    let WatchEvent::Bookmark(b) = &evs[4] else {
+        panic!()
+    };
+    assert_eq!(
+        (b.resource_version.as_str(), b.initial_events_end),
+        ("5", false)
+    );
+    let WatchEvent::Error(s) = &evs[5] else {
+        panic!()
+    };
     assert!(s.is_gone() && s.message.contains("too old"));
 }
 
-fn decode_watch_split(input: &[u8], splits: &[usize]) -> Result<Vec<WatchEvent<DynamicObject>>, kcache_core::Error> {
+fn decode_watch_split(
+    input: &[u8],
+    splits: &[usize],
+) -> Result<Vec<WatchEvent<DynamicObject>>, kcache_core::Error> {
     let mut d = WatchDecoder::<DynamicObject>::new(1 << 20);
     let mut out = VecDeque::new();
     let mut prev = 0;
@@ -65,23 +84,38 @@ fn watch_events_decode_at_every_split() {
 fn watch_rejects_unknown_types_truncation_garbage_and_oversize() {
     let unknown = br#"{"type":"FOO","object":{}}"#;
     let e = decode_watch_split(unknown, &[]).unwrap_err();
-    assert!(e.to_string().contains("unknown watch event type \"FOO\""), "{e}");
+    assert!(
+        e.to_string().contains("unknown watch event type \"FOO\""),
+        "{e}"
+    );
     // Object before type with an unknown type is reported the same way.
     let late = br#"{"object":{},"type":"BAR"}"#;
-    assert!(decode_watch_split(late, &[]).unwrap_err().to_string().contains("\"BAR\""));
+    assert!(decode_watch_split(late, &[])
+        .unwrap_err()
+        .to_string()
+        .contains("\"BAR\""));
     let input = EVENTS.as_bytes();
     for cut in [1, 10, 100, input.len() - 3] {
         let e = decode_watch_split(&input[..cut], &[]).unwrap_err();
         assert!(e.to_string().contains("truncated"), "{cut}: {e}");
     }
     let garbage = decode_watch_split(b"{\"type\":\"ADDED\",\"object\":{}} x", &[]).unwrap_err();
-    assert!(garbage.to_string().contains("expected '{' at byte 29"), "{garbage}");
+    assert!(
+        garbage.to_string().contains("expected '{' at byte 29"),
+        "{garbage}"
+    );
     let malformed = decode_watch_split(br#"{"type":"ADDED","object":{"metadata":[}}"#, &[5]);
     assert!(matches!(malformed, Err(kcache_core::Error::Decode { .. })));
     let missing = decode_watch_split(br#"{"type":"ADDED"}"#, &[]).unwrap_err();
-    assert!(missing.to_string().contains("missing field `object`"), "{missing}");
+    assert!(
+        missing.to_string().contains("missing field `object`"),
+        "{missing}"
+    );
     let mut d = WatchDecoder::<DynamicObject>::new(64);
-    let big = format!(r#"{{"type":"ADDED","object":{{"data":"{}"}}}}"#, "x".repeat(100));
+    let big = format!(
+        r#"{{"type":"ADDED","object":{{"data":"{}"}}}}"#,
+        "x".repeat(100)
+    );
     let mut out = VecDeque::new();
     d.push(&big.as_bytes()[..50], &mut out).unwrap();
     let e = d.push(&big.as_bytes()[50..], &mut out).unwrap_err();
@@ -98,26 +132,33 @@ async fn watch_stream_ends_cleanly_and_delivers_events_before_an_error() {
         .chunks(7)
         .map(|c| Ok(Bytes::copy_from_slice(c)))
         .collect();
-    let evs: Vec<_> = WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(chunks), 1 << 20)
-        .collect()
-        .await;
+    let evs: Vec<_> =
+        WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(chunks), 1 << 20)
+            .collect()
+            .await;
     let evs: Vec<_> = evs.into_iter().map(Result::unwrap).collect();
     check_events(&evs);
 
     let bad: Vec<Result<Bytes, std::io::Error>> = vec![
-        Ok(Bytes::from_static(br#"{"type":"ADDED","object":{}}{"type":"NOPE","object":{}}"#)),
+        Ok(Bytes::from_static(
+            br#"{"type":"ADDED","object":{}}{"type":"NOPE","object":{}}"#,
+        )),
         Ok(Bytes::from_static(br#"{"type":"ADDED","object":{}}"#)),
     ];
     let mut s = WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(bad), 1 << 20);
     assert!(matches!(s.next().await, Some(Ok(WatchEvent::Added(_)))));
-    assert!(matches!(s.next().await, Some(Err(kcache_core::Error::Decode { .. }))));
+    assert!(matches!(
+        s.next().await,
+        Some(Err(kcache_core::Error::Decode { .. }))
+    ));
     assert!(s.next().await.is_none());
 
     let broken: Vec<Result<Bytes, std::io::Error>> = vec![
         Ok(Bytes::from_static(br#"{"type":"ADDED","object":{}}{"ty"#)),
         Err(std::io::Error::other("connection reset")),
     ];
-    let mut s = WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(broken), 1 << 20);
+    let mut s =
+        WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(broken), 1 << 20);
     assert!(matches!(s.next().await, Some(Ok(_))));
     let e = s.next().await.unwrap().unwrap_err();
     assert!(matches!(e, kcache_core::Error::Request(_)) && e.to_string().contains("reset"));
@@ -126,7 +167,10 @@ async fn watch_stream_ends_cleanly_and_delivers_events_before_an_error() {
 const LIST_META_FIRST: &str = r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42","continue":"tok","remainingItemCount":7},"items":[{"metadata":{"name":"a","namespace":"n"},"data":{"x":"]\"["}},{"metadata":{"name":"b"}} , {"metadata":{"name":"c"}}]}"#;
 const LIST_META_LAST: &str = "{\n \"items\" : [ ] ,\"extra\": [1, {\"a\": null}], \"num\": 12.5e3, \"t\":true, \"metadata\" : {\"resourceVersion\":\"9\"}\n}\n";
 
-fn decode_list_split(input: &[u8], splits: &[usize]) -> Result<(Vec<DynamicObject>, kcache_core::ListMeta), kcache_core::Error> {
+fn decode_list_split(
+    input: &[u8],
+    splits: &[usize],
+) -> Result<(Vec<DynamicObject>, kcache_core::ListMeta), kcache_core::Error> {
     let mut d = ListDecoder::<DynamicObject>::new(1 << 20);
     let mut out = VecDeque::new();
     let mut prev = 0;
@@ -157,7 +201,13 @@ fn list_decodes_at_every_split_with_metadata_before_or_after_items() {
         assert_eq!(meta.resource_version.as_deref(), Some("9"), "split {split}");
     }
     let all: Vec<usize> = (1..LIST_META_FIRST.len()).collect();
-    assert_eq!(decode_list_split(LIST_META_FIRST.as_bytes(), &all).unwrap().0.len(), 3);
+    assert_eq!(
+        decode_list_split(LIST_META_FIRST.as_bytes(), &all)
+            .unwrap()
+            .0
+            .len(),
+        3
+    );
     let (items, meta) = decode_list_split(br#"{"items":null}"#, &[]).unwrap();
     assert!(items.is_empty() && meta.resource_version.is_none());
 }
@@ -185,9 +235,15 @@ fn list_rejects_malformed_truncated_and_oversized_bodies() {
         assert!(e.contains(want), "{}: {e}", String::from_utf8_lossy(input));
     }
     let mut d = ListDecoder::<DynamicObject>::new(32);
-    let big = format!(r#"{{"items":[{{"metadata":{{"name":"{}"}}}}]}}"#, "n".repeat(40));
+    let big = format!(
+        r#"{{"items":[{{"metadata":{{"name":"{}"}}}}]}}"#,
+        "n".repeat(40)
+    );
     let e = d.push(big.as_bytes(), &mut VecDeque::new()).unwrap_err();
-    assert!(e.to_string().contains("list item 0") && e.to_string().contains("maximum of 32"), "{e}");
+    assert!(
+        e.to_string().contains("list item 0") && e.to_string().contains("maximum of 32"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -195,18 +251,23 @@ async fn list_stream_hands_items_over_as_chunks_arrive() {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, std::io::Error>>();
     let body = tokio_stream_from(rx);
     let mut s = Box::pin(ListStream::<_, DynamicObject>::new(body, 1 << 20));
-    tx.send(Ok(Bytes::from_static(br#"{"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"}},"#))).unwrap();
+    tx.send(Ok(Bytes::from_static(
+        br#"{"metadata":{"resourceVersion":"3"},"items":[{"metadata":{"name":"a"}},"#,
+    )))
+    .unwrap();
     // The first item is delivered before the rest of the body exists.
     let first = s.next().await.unwrap().unwrap();
     assert_eq!(first.name(), "a");
     assert_eq!(s.metadata().unwrap().resource_version.as_deref(), Some("3"));
-    tx.send(Ok(Bytes::from_static(br#"{"metadata":{"name":"b"}}]}"#))).unwrap();
+    tx.send(Ok(Bytes::from_static(br#"{"metadata":{"name":"b"}}]}"#)))
+        .unwrap();
     drop(tx);
     assert_eq!(s.next().await.unwrap().unwrap().name(), "b");
     assert!(s.next().await.is_none());
     assert_eq!(s.metadata().unwrap().resource_version.as_deref(), Some("3"));
 
-    let chunks: Vec<Result<Bytes, std::io::Error>> = vec![Ok(Bytes::from_static(LIST_META_FIRST.as_bytes()))];
+    let chunks: Vec<Result<Bytes, std::io::Error>> =
+        vec![Ok(Bytes::from_static(LIST_META_FIRST.as_bytes()))];
     let list = ListStream::<_, DynamicObject>::new(futures_util::stream::iter(chunks), 1 << 20)
         .into_list()
         .await

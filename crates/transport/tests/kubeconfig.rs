@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use kcache_transport::{Client, Config, ConfigError, KubeConfigOptions, Kubeconfig};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 fn load(name: &str) -> Config {
@@ -20,7 +22,10 @@ fn token_with_ca_data_and_tls_server_name() {
     assert_eq!(c.default_namespace, "team-a");
     assert_eq!(c.tls_server_name.as_deref(), Some("kubernetes.default.svc"));
     assert_eq!(c.root_certs.as_ref().unwrap().len(), 1);
-    assert_eq!(c.auth.token.as_ref().unwrap().expose(), "fixture-bearer-token");
+    assert_eq!(
+        c.auth.token.as_ref().unwrap().expose(),
+        "fixture-bearer-token"
+    );
     let debug = format!("{c:?}");
     assert!(!debug.contains("fixture-bearer-token"), "{debug}");
     Client::new(c).unwrap();
@@ -29,7 +34,10 @@ fn token_with_ca_data_and_tls_server_name() {
 #[test]
 fn token_file_and_ca_file_resolve_relative_to_the_kubeconfig() {
     let c = load("token-file.yaml");
-    assert_eq!(c.auth.token_file.as_deref(), Some(fixture("token").as_path()));
+    assert_eq!(
+        c.auth.token_file.as_deref(),
+        Some(fixture("token").as_path())
+    );
     assert_eq!(c.cluster_url.path(), "/prefix/");
     assert_eq!(c.default_namespace, "default");
     assert!(c.root_certs.is_some());
@@ -54,7 +62,10 @@ fn client_certificates_from_files_and_data() {
         ..KubeConfigOptions::default()
     };
     let data = Config::from_kubeconfig(&kc, &opts).unwrap();
-    let (a, b) = (files.auth.identity.as_ref().unwrap(), data.auth.identity.as_ref().unwrap());
+    let (a, b) = (
+        files.auth.identity.as_ref().unwrap(),
+        data.auth.identity.as_ref().unwrap(),
+    );
     assert_eq!(a.certs, b.certs);
     assert!(format!("{a:?}").contains("[redacted]"));
     Client::new(files).unwrap();
@@ -101,13 +112,18 @@ fn merged_files_follow_kubectl_precedence() {
 }
 
 fn err(name: &str) -> String {
-    Config::from_kubeconfig_file(fixture(name)).unwrap_err().to_string()
+    Config::from_kubeconfig_file(fixture(name))
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
 fn broken_kubeconfigs_name_file_field_and_problem() {
     let e = err("missing-context.yaml");
-    assert!(e.contains("missing-context.yaml") && e.contains("context \"nowhere\" not found"), "{e}");
+    assert!(
+        e.contains("missing-context.yaml") && e.contains("context \"nowhere\" not found"),
+        "{e}"
+    );
     let e = err("bad-base64.yaml");
     assert!(
         e.contains("bad-base64.yaml")
@@ -126,7 +142,10 @@ fn broken_kubeconfigs_name_file_field_and_problem() {
     assert!(matches!(e, ConfigError::Yaml { line: 6, .. }), "{e}");
     assert!(e.to_string().contains("broken-yaml.yaml: line 6"), "{e}");
     let e = err("no-such-file.yaml");
-    assert!(e.contains("cannot read kubeconfig") && e.contains("no-such-file.yaml"), "{e}");
+    assert!(
+        e.contains("cannot read kubeconfig") && e.contains("no-such-file.yaml"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -165,10 +184,17 @@ fn conflicting_fields_are_rejected_like_kubectl() {
     for (i, (body, want)) in cases.iter().enumerate() {
         let path = dir.path().join(format!("case{i}"));
         let text = format!("current-context: x\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\n{body}\n");
-        let text = if body.contains("users") { text } else { text.replace("user: u", "user: ''") };
+        let text = if body.contains("users") {
+            text
+        } else {
+            text.replace("user: u", "user: ''")
+        };
         std::fs::write(&path, text).unwrap();
         let e = Config::from_kubeconfig_file(&path).unwrap_err().to_string();
-        assert!(e.contains(want) && e.contains(&format!("case{i}")), "case {i}: {e}");
+        assert!(
+            e.contains(want) && e.contains(&format!("case{i}")),
+            "case {i}: {e}"
+        );
     }
 }
 
@@ -181,8 +207,12 @@ fn in_cluster_config_reads_the_service_account() {
     let c = Config::incluster_from(Some("10.0.0.1"), Some("443"), None, dir.path()).unwrap();
     assert_eq!(c.cluster_url.to_string(), "https://10.0.0.1:443/");
     assert_eq!(c.default_namespace, "kube-system");
-    assert_eq!(c.auth.token_file.as_deref(), Some(dir.path().join("token").as_path()));
-    let v6 = Config::incluster_from(Some("fd00::1"), Some("6443"), Some("pods"), dir.path()).unwrap();
+    assert_eq!(
+        c.auth.token_file.as_deref(),
+        Some(dir.path().join("token").as_path())
+    );
+    let v6 =
+        Config::incluster_from(Some("fd00::1"), Some("6443"), Some("pods"), dir.path()).unwrap();
     assert_eq!(v6.cluster_url.to_string(), "https://[fd00::1]:6443/");
     assert_eq!(v6.default_namespace, "pods");
     Client::new(c).unwrap();

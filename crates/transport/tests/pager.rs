@@ -39,8 +39,14 @@ impl ListerWatcher<u32> for Pages {
         if self.gone_on_call == Some(n) {
             return Err(Status::failure(410, "Expired", "continue token too old").into());
         }
-        let start: usize = p.continue_token.as_deref().map_or(0, |c| c.parse().unwrap());
-        let limit = p.limit.filter(|l| *l > 0).map_or(self.total, |l| l as usize);
+        let start: usize = p
+            .continue_token
+            .as_deref()
+            .map_or(0, |c| c.parse().unwrap());
+        let limit = p
+            .limit
+            .filter(|l| *l > 0)
+            .map_or(self.total, |l| l as usize);
         let end = (start + limit).min(self.total);
         Ok(ObjectList {
             metadata: ListMeta {
@@ -88,7 +94,10 @@ async fn pages_with_continue_dropping_resource_version() {
 #[tokio::test]
 async fn one_page_is_returned_as_is() {
     let lw = Pages::new(10, None);
-    let r = ListPager::new(100).list(&lw, &ListParams::default()).await.unwrap();
+    let r = ListPager::new(100)
+        .list(&lw, &ListParams::default())
+        .await
+        .unwrap();
     assert!(!r.paginated);
     assert_eq!(r.list.items.len(), 10);
     assert_eq!(r.list.metadata.remaining_item_count, Some(0));
@@ -121,7 +130,10 @@ async fn gone_on_a_continuation_page_falls_back_to_one_full_list() {
     assert_eq!(calls[2].limit, None);
     assert_eq!(calls[2].continue_token, None);
     assert_eq!(calls[2].resource_version.as_deref(), Some("77"));
-    assert_eq!(calls[2].resource_version_match, Some(ResourceVersionMatch::Exact));
+    assert_eq!(
+        calls[2].resource_version_match,
+        Some(ResourceVersionMatch::Exact)
+    );
 
     // each_page (client-go's EachListItem) has no fallback.
     let lw = Pages::new(1200, Some(2));
@@ -141,7 +153,10 @@ async fn gone_on_a_continuation_page_falls_back_to_one_full_list() {
 #[tokio::test]
 async fn gone_on_the_first_page_or_twice_is_returned() {
     let lw = Pages::new(100, Some(1));
-    let e = ListPager::default().list(&lw, &ListParams::default()).await.unwrap_err();
+    let e = ListPager::default()
+        .list(&lw, &ListParams::default())
+        .await
+        .unwrap_err();
     assert!(e.is_gone());
     assert_eq!(lw.calls().len(), 1);
     // Without FullListIfExpired, a continuation 410 is returned too.
@@ -150,6 +165,10 @@ async fn gone_on_the_first_page_or_twice_is_returned() {
         full_list_if_expired: false,
         ..ListPager::default()
     };
-    assert!(pager.list(&lw, &ListParams::default()).await.unwrap_err().is_gone());
+    assert!(pager
+        .list(&lw, &ListParams::default())
+        .await
+        .unwrap_err()
+        .is_gone());
     assert_eq!(lw.calls().len(), 2);
 }

@@ -17,7 +17,7 @@ use kcache_core::{
 };
 use kcache_testserver::{Failure, RequestMatch, TestCluster, Verb};
 use kcache_transport::{
-    Api, Deleted, DeleteParams, ListPager, Patch, PatchParams, PostParams, Preconditions,
+    Api, DeleteParams, Deleted, ListPager, Patch, PatchParams, PostParams, Preconditions,
     PropagationPolicy,
 };
 use support::{client, config, counting_proxy, skip_on_real};
@@ -25,7 +25,11 @@ use support::{client, config, counting_proxy, skip_on_real};
 fn cm(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     let mut c = ConfigMap::default();
     c.metadata.name = Some(name.into());
-    c.data = Some(data.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>());
+    c.data = Some(
+        data.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<BTreeMap<_, _>>(),
+    );
     c
 }
 
@@ -48,24 +52,40 @@ async fn every_verb_on_configmaps() {
     assert!(exists.is_conflict(), "{exists}");
 
     let mut changed = got.clone();
-    changed.data.as_mut().unwrap().insert("k".into(), "2".into());
+    changed
+        .data
+        .as_mut()
+        .unwrap()
+        .insert("k".into(), "2".into());
     let replaced = api.replace("a", &pp, &changed).await.unwrap();
-    assert_ne!(replaced.metadata.resource_version, got.metadata.resource_version);
+    assert_ne!(
+        replaced.metadata.resource_version,
+        got.metadata.resource_version
+    );
     let stale = api.replace("a", &pp, &changed).await.unwrap_err();
     assert!(stale.is_conflict(), "{stale}");
 
     let merge = Patch::Merge(serde_json::json!({"data": {"m": "merge"}}));
-    let p = api.patch("a", &PatchParams::default(), &merge).await.unwrap();
+    let p = api
+        .patch("a", &PatchParams::default(), &merge)
+        .await
+        .unwrap();
     assert_eq!(p.data.as_ref().unwrap()["m"], "merge");
     let json = Patch::Json(serde_json::json!([{"op": "add", "path": "/data/j", "value": "json"}]));
-    let p = api.patch("a", &PatchParams::default(), &json).await.unwrap();
+    let p = api
+        .patch("a", &PatchParams::default(), &json)
+        .await
+        .unwrap();
     assert_eq!(p.data.as_ref().unwrap()["j"], "json");
     let smp = Patch::Strategic(serde_json::json!({"data": {"s": "strategic"}}));
     let p = api.patch("a", &PatchParams::default(), &smp).await.unwrap();
     assert_eq!(p.data.as_ref().unwrap()["s"], "strategic");
     let apply = Patch::Apply(serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "a"}, "data": {"applied": "yes"}}));
-    let p = api.patch("a", &PatchParams::apply("kt").force(), &apply).await.unwrap();
+    let p = api
+        .patch("a", &PatchParams::apply("kt").force(), &apply)
+        .await
+        .unwrap();
     assert_eq!(p.data.as_ref().unwrap()["applied"], "yes");
 
     let list = api.list(&ListParams::default()).await.unwrap();
@@ -73,7 +93,8 @@ async fn every_verb_on_configmaps() {
     assert!(!list.resource_version().is_empty());
 
     // The dynamic handle reads the same object.
-    let dynamic: Api<DynamicObject> = Api::dynamic(api.client().clone(), ConfigMap::api_resource(), Some(&ns));
+    let dynamic: Api<DynamicObject> =
+        Api::dynamic(api.client().clone(), ConfigMap::api_resource(), Some(&ns));
     let d = dynamic.get("a").await.unwrap();
     assert_eq!(d.data["data"]["applied"], "yes");
     assert_eq!(d.name(), "a");
@@ -97,7 +118,10 @@ async fn every_verb_on_configmaps() {
     }
     let missing = api.get("a").await.unwrap_err();
     assert!(missing.is_not_found(), "{missing}");
-    assert!(missing.status().unwrap().message.contains("\"a\""), "{missing}");
+    assert!(
+        missing.status().unwrap().message.contains("\"a\""),
+        "{missing}"
+    );
     assert!(api.get("").await.is_err());
 }
 
@@ -114,25 +138,40 @@ async fn status_subresource() {
     .unwrap();
     api.create(&PostParams::default(), &d).await.unwrap();
     let patch = Patch::Merge(serde_json::json!({"status": {"observedGeneration": 42}}));
-    let patched = api.patch_status("web", &PatchParams::default(), &patch).await.unwrap();
-    assert_eq!(patched.status.as_ref().unwrap().observed_generation, Some(42));
+    let patched = api
+        .patch_status("web", &PatchParams::default(), &patch)
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.status.as_ref().unwrap().observed_generation,
+        Some(42)
+    );
     let mut s = api.get_status("web").await.unwrap();
     assert_eq!(s.status.as_ref().unwrap().observed_generation, Some(42));
     s.status.as_mut().unwrap().observed_generation = Some(43);
-    let replaced = api.replace_status("web", &PostParams::default(), &s).await.unwrap();
+    let replaced = api
+        .replace_status("web", &PostParams::default(), &s)
+        .await
+        .unwrap();
     assert_eq!(replaced.status.unwrap().observed_generation, Some(43));
 }
 
 async fn fill(api: &Api<ConfigMap>, n: usize) {
     for i in 0..n {
-        api.create(&PostParams::default(), &cm(&format!("cm-{i:03}"), &[("i", &i.to_string())]))
-            .await
-            .unwrap();
+        api.create(
+            &PostParams::default(),
+            &cm(&format!("cm-{i:03}"), &[("i", &i.to_string())]),
+        )
+        .await
+        .unwrap();
     }
 }
 
 /// Any `ListerWatcher` is listed by the pager; this one is the HTTP handle.
-async fn page_all<L: ListerWatcher<ConfigMap>>(lw: &L, page: i64) -> Result<kcache_transport::PagedList<ConfigMap>, Error> {
+async fn page_all<L: ListerWatcher<ConfigMap>>(
+    lw: &L,
+    page: i64,
+) -> Result<kcache_transport::PagedList<ConfigMap>, Error> {
     ListPager::new(page).list(lw, &ListParams::default()).await
 }
 
@@ -164,8 +203,14 @@ async fn paging_and_the_410_fallback() {
     // A 410 on a continuation page: one unpaginated list.
     server.fail_next(
         1,
-        RequestMatch::any().verb(Verb::List).path_contains("continue="),
-        Failure::Status(kcache_core::Status::failure(410, "Expired", "continue token expired")),
+        RequestMatch::any()
+            .verb(Verb::List)
+            .path_contains("continue="),
+        Failure::Status(Box::new(kcache_core::Status::failure(
+            410,
+            "Expired",
+            "continue token expired",
+        ))),
     );
     let r = page_all(&api, 10).await.unwrap();
     assert_eq!(r.list.items.len(), 25);
@@ -173,7 +218,9 @@ async fn paging_and_the_410_fallback() {
     server.fail_next(
         1,
         RequestMatch::any().verb(Verb::List),
-        Failure::Status(kcache_core::Status::failure(410, "Expired", "too old")),
+        Failure::Status(Box::new(kcache_core::Status::failure(
+            410, "Expired", "too old",
+        ))),
     );
     assert!(page_all(&api, 10).await.unwrap_err().is_gone());
 }
@@ -190,15 +237,24 @@ async fn watch_events_bookmarks_and_errors() {
         ..WatchParams::default()
     };
     let mut w = api.watch(&wp).await.unwrap();
-    api.create(&PostParams::default(), &cm("w", &[])).await.unwrap();
+    api.create(&PostParams::default(), &cm("w", &[]))
+        .await
+        .unwrap();
     let ev = w.next().await.unwrap().unwrap();
-    let WatchEvent::Added(obj) = ev else { panic!("{ev:?}") };
+    let WatchEvent::Added(obj) = ev else {
+        panic!("{ev:?}")
+    };
     assert_eq!(obj.name(), "w");
     api.delete("w", &DeleteParams::default()).await.unwrap();
-    assert!(matches!(w.next().await.unwrap().unwrap(), WatchEvent::Deleted(_)));
+    assert!(matches!(
+        w.next().await.unwrap().unwrap(),
+        WatchEvent::Deleted(_)
+    ));
 
     // Watch-list: initial events, then the bookmark that ends them.
-    api.create(&PostParams::default(), &cm("x", &[])).await.unwrap();
+    api.create(&PostParams::default(), &cm("x", &[]))
+        .await
+        .unwrap();
     let wl = WatchParams {
         allow_watch_bookmarks: true,
         send_initial_events: Some(true),
@@ -224,7 +280,9 @@ async fn watch_events_bookmarks_and_errors() {
     }
 
     let Some(server) = cluster.server() else {
-        return eprintln!("skipped the watch fault cases: they need fault injection (real cluster)");
+        return eprintln!(
+            "skipped the watch fault cases: they need fault injection (real cluster)"
+        );
     };
     assert!(matches!(w.next().await.unwrap().unwrap(), WatchEvent::Added(o) if o.name() == "x"));
     server.send_bookmarks();
@@ -238,7 +296,9 @@ async fn watch_events_bookmarks_and_errors() {
     assert!(w.next().await.is_none());
     // A too-old resourceVersion: an ERROR event carrying 410.
     for i in 0..3 {
-        api.create(&PostParams::default(), &cm(&format!("old-{i}"), &[])).await.unwrap();
+        api.create(&PostParams::default(), &cm(&format!("old-{i}"), &[]))
+            .await
+            .unwrap();
     }
     server.compact_history();
     let mut old = api.watch(&wp).await.unwrap();
@@ -257,7 +317,9 @@ async fn watch_events_bookmarks_and_errors() {
         tokio::task::yield_now().await;
     }
     server.close_watches_mid_object();
-    api.create(&PostParams::default(), &cm("half", &[])).await.unwrap();
+    api.create(&PostParams::default(), &cm("half", &[]))
+        .await
+        .unwrap();
     let mut saw_error = false;
     while let Some(ev) = cut.next().await {
         if let Err(e) = ev {
@@ -269,7 +331,9 @@ async fn watch_events_bookmarks_and_errors() {
     assert!(saw_error);
     let mut bad = api.watch(&fresh).await.unwrap();
     server.send_malformed_on_watches();
-    api.create(&PostParams::default(), &cm("trigger", &[])).await.unwrap();
+    api.create(&PostParams::default(), &cm("trigger", &[]))
+        .await
+        .unwrap();
     let mut saw_error = false;
     while let Some(ev) = bad.next().await {
         if let Err(e) = ev {
@@ -284,7 +348,9 @@ async fn watch_events_bookmarks_and_errors() {
 async fn retry_after_is_honoured_for_requests_but_not_watches() {
     let cluster = TestCluster::start().await.unwrap();
     let Some(server) = cluster.server() else {
-        return eprintln!("skipped on a real cluster (KCACHE_TEST_KUBECONFIG): needs fault injection");
+        return eprintln!(
+            "skipped on a real cluster (KCACHE_TEST_KUBECONFIG): needs fault injection"
+        );
     };
     // No timers but the ones under test: paused time jumps to the next timer whenever idle.
     let c = client(&cluster, |c| {
@@ -294,20 +360,48 @@ async fn retry_after_is_honoured_for_requests_but_not_watches() {
         c.max_retries = 3;
     });
     let api: Api<ConfigMap> = Api::namespaced(c, "default");
-    api.create(&PostParams::default(), &cm("r", &[])).await.unwrap();
-    server.fail_next(2, RequestMatch::any().verb(Verb::Get), Failure::TooManyRequests { retry_after_seconds: 7 });
+    api.create(&PostParams::default(), &cm("r", &[]))
+        .await
+        .unwrap();
+    server.fail_next(
+        2,
+        RequestMatch::any().verb(Verb::Get),
+        Failure::TooManyRequests {
+            retry_after_seconds: 7,
+        },
+    );
     let start = tokio::time::Instant::now();
     api.get("r").await.unwrap();
-    assert!(start.elapsed() >= Duration::from_secs(14), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_secs(14),
+        "{:?}",
+        start.elapsed()
+    );
 
-    server.fail_next(4, RequestMatch::any().verb(Verb::Get), Failure::ServiceUnavailable { retry_after_seconds: 2 });
+    server.fail_next(
+        4,
+        RequestMatch::any().verb(Verb::Get),
+        Failure::ServiceUnavailable {
+            retry_after_seconds: 2,
+        },
+    );
     let start = tokio::time::Instant::now();
     let e = api.get("r").await.unwrap_err();
     assert_eq!(e.status().unwrap().code, 503);
     assert_eq!(e.retry_after(), Some(Duration::from_secs(2)));
-    assert!(start.elapsed() >= Duration::from_secs(6), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() >= Duration::from_secs(6),
+        "{:?}",
+        start.elapsed()
+    );
 
-    server.fail_next(1, RequestMatch::any().verb(Verb::Watch), Failure::TooManyRequests { retry_after_seconds: 5 });
+    server.fail_next(
+        1,
+        RequestMatch::any().verb(Verb::Watch),
+        Failure::TooManyRequests {
+            retry_after_seconds: 5,
+        },
+    );
     let start = tokio::time::Instant::now();
     let e = api.watch(&WatchParams::default()).await.err().unwrap();
     assert!(e.is_too_many_requests());
@@ -334,9 +428,14 @@ async fn many_watches_share_one_http2_connection() {
     };
     let watches = futures_util::future::join_all((0..20).map(|_| api.watch(&wp))).await;
     let mut watches: Vec<_> = watches.into_iter().map(Result::unwrap).collect();
-    api.create(&PostParams::default(), &cm("fanout", &[])).await.unwrap();
+    api.create(&PostParams::default(), &cm("fanout", &[]))
+        .await
+        .unwrap();
     for w in &mut watches {
-        assert!(matches!(w.next().await.unwrap().unwrap(), WatchEvent::Added(_)));
+        assert!(matches!(
+            w.next().await.unwrap().unwrap(),
+            WatchEvent::Added(_)
+        ));
     }
     assert_eq!(server.watcher_count(), 20);
     assert_eq!(connections.load(Ordering::SeqCst), 1);
@@ -345,16 +444,23 @@ async fn many_watches_share_one_http2_connection() {
 #[tokio::test]
 async fn credentials_and_certificates_are_checked() {
     let cluster = TestCluster::start().await.unwrap();
-    let api = |cfg| Api::<ConfigMap>::namespaced(kcache_transport::Client::new(cfg).unwrap(), "default");
+    let api =
+        |cfg| Api::<ConfigMap>::namespaced(kcache_transport::Client::new(cfg).unwrap(), "default");
     // A wrong token: the server's 401 Status.
-    let bad = config(&cluster, |c| c.auth.token = Some(kcache_transport::Secret::new("wrong")));
+    let bad = config(&cluster, |c| {
+        c.auth.token = Some(kcache_transport::Secret::new("wrong"))
+    });
     let e = api(bad).get("x").await.unwrap_err();
     assert_eq!(e.status().map(|s| s.code), Some(401), "{e}");
     // The server's certificate is verified: without its CA the handshake fails.
     let untrusted = config(&cluster, |c| c.root_certs = Some(Vec::new()));
     assert!(kcache_transport::Client::new(untrusted).is_err());
     let other_ca = config(&cluster, |c| {
-        let pem = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/ca.pem")).unwrap();
+        let pem = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/ca.pem"
+        ))
+        .unwrap();
         c.root_certs = Some(vec![rustls_pki_types_der(&pem)]);
     });
     let e = api(other_ca).get("x").await.unwrap_err();
@@ -378,11 +484,17 @@ fn rustls_pki_types_der(pem: &[u8]) -> rustls_pki_types::CertificateDer<'static>
 async fn exec_plugin_token_against_the_server() {
     let cluster = TestCluster::start().await.unwrap();
     let Some(token) = cluster.token() else {
-        return eprintln!("skipped: the cluster's kubeconfig has no bearer token to hand to the plugin");
+        return eprintln!(
+            "skipped: the cluster's kubeconfig has no bearer token to hand to the plugin"
+        );
     };
     let dir = tempfile::tempdir().unwrap();
     let plugin = dir.path().join("plugin.sh");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/exec-plugin.sh"), &plugin).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/exec-plugin.sh"),
+        &plugin,
+    )
+    .unwrap();
     std::fs::write(dir.path().join("exec-token"), token).unwrap();
     let c = client(&cluster, |c| {
         c.auth.token = None;

@@ -283,9 +283,7 @@ mod tests {
 
     #[test]
     fn parses_rfc3339() {
-        let t = |s| {
-            parse_rfc3339(s).map(|t| t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64())
-        };
+        let t = |s| parse_rfc3339(s).map(|t| t.duration_since(UNIX_EPOCH).unwrap().as_secs_f64());
         assert_eq!(t("1970-01-01T00:00:00Z"), Some(0.0));
         assert_eq!(t("2024-02-29T12:00:00Z"), Some(1_709_208_000.0));
         assert_eq!(t("2024-02-29T13:30:00.5+01:30"), Some(1_709_208_000.5));
@@ -310,8 +308,12 @@ mod tests {
         assert!(auth(EXEC_API_VERSIONS[0], Some("Never")).validate().is_ok());
         let e = auth(EXEC_API_VERSIONS[0], None).validate().unwrap_err();
         assert!(e.contains("interactiveMode"), "{e}");
-        assert!(auth(EXEC_API_VERSIONS[0], Some("Always")).validate().is_err());
-        let e = auth("client.authentication.k8s.io/v1alpha1", None).validate().unwrap_err();
+        assert!(auth(EXEC_API_VERSIONS[0], Some("Always"))
+            .validate()
+            .is_err());
+        let e = auth("client.authentication.k8s.io/v1alpha1", None)
+            .validate()
+            .unwrap_err();
         assert!(e.contains("v1alpha1"), "{e}");
     }
 

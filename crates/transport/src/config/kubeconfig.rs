@@ -254,7 +254,9 @@ mod tests {
         let e = Kubeconfig::parse(text, Path::new("/cfg/bad.yaml")).unwrap_err();
         let msg = e.to_string();
         assert!(msg.starts_with("kubeconfig /cfg/bad.yaml: line "), "{msg}");
-        let ConfigError::Yaml { line, .. } = e else { panic!() };
+        let ConfigError::Yaml { line, .. } = e else {
+            panic!()
+        };
         assert!(line >= 4, "{line}");
         let wrong_shape = "contexts: 5\n";
         let e = Kubeconfig::parse(wrong_shape, Path::new("/x")).unwrap_err();
@@ -266,15 +268,25 @@ mod tests {
         let text = "clusters:\n- name: c\n  cluster: {server: 'https://h', certificate-authority: ca.pem}\nusers:\n- name: u\n  user:\n    client-certificate: /abs/cert.pem\n    tokenFile: tok\n    exec: {command: ./plugin.sh, apiVersion: client.authentication.k8s.io/v1beta1}\n- name: v\n  user:\n    exec: {command: kubectl-oidc, apiVersion: client.authentication.k8s.io/v1beta1}\ncontexts: null\n";
         let kc = Kubeconfig::parse(text, Path::new("/etc/kube/config")).unwrap();
         assert_eq!(
-            kc.cluster("c").unwrap().cluster.certificate_authority.as_deref(),
+            kc.cluster("c")
+                .unwrap()
+                .cluster
+                .certificate_authority
+                .as_deref(),
             Some("/etc/kube/ca.pem")
         );
         let u = &kc.user("u").unwrap().user;
         assert_eq!(u.client_certificate.as_deref(), Some("/abs/cert.pem"));
         assert_eq!(u.token_file.as_deref(), Some("/etc/kube/tok"));
         assert_eq!(u.exec.as_ref().unwrap().command, "/etc/kube/plugin.sh");
-        assert_eq!(kc.user("v").unwrap().user.exec.as_ref().unwrap().command, "kubectl-oidc");
+        assert_eq!(
+            kc.user("v").unwrap().user.exec.as_ref().unwrap().command,
+            "kubectl-oidc"
+        );
         assert!(kc.contexts.is_empty());
-        assert_eq!(kc.user("u").unwrap().location_of_origin, Path::new("/etc/kube/config"));
+        assert_eq!(
+            kc.user("u").unwrap().location_of_origin,
+            Path::new("/etc/kube/config")
+        );
     }
 }

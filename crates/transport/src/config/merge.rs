@@ -69,7 +69,10 @@ impl Kubeconfig {
 }
 
 /// The files kubectl reads: the `KUBECONFIG` list when set and non-empty, else `~/.kube/config`.
-pub fn default_paths(kubeconfig_env: Option<&std::ffi::OsStr>, home: Option<&Path>) -> Vec<PathBuf> {
+pub fn default_paths(
+    kubeconfig_env: Option<&std::ffi::OsStr>,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
     match kubeconfig_env.filter(|v| !v.is_empty()) {
         Some(list) => std::env::split_paths(list).collect(),
         None => home
@@ -109,15 +112,9 @@ mod tests {
         );
         let c = write(dir.path(), "c", "current-context: cc\n");
         let missing = dir.path().join("missing");
-        let kc = Kubeconfig::read_merged(&[
-            a.clone(),
-            PathBuf::new(),
-            missing,
-            b.clone(),
-            a.clone(),
-            c,
-        ])
-        .unwrap();
+        let kc =
+            Kubeconfig::read_merged(&[a.clone(), PathBuf::new(), missing, b.clone(), a.clone(), c])
+                .unwrap();
         assert_eq!(
             kc.cluster("shared").unwrap().cluster.server.as_deref(),
             Some("https://a")

@@ -50,10 +50,20 @@ fn data_or_file(
             base64::engine::general_purpose::STANDARD
                 .decode(compact)
                 .map(Some)
-                .map_err(|e| field_error(origin, format!("{prefix}.{data_name}"), format!("invalid base64: {e}")))
+                .map_err(|e| {
+                    field_error(
+                        origin,
+                        format!("{prefix}.{data_name}"),
+                        format!("invalid base64: {e}"),
+                    )
+                })
         }
         (None, Some(f)) => std::fs::read(f).map(Some).map_err(|e| {
-            field_error(origin, format!("{prefix}.{file_name}"), format!("cannot read {f}: {e}"))
+            field_error(
+                origin,
+                format!("{prefix}.{file_name}"),
+                format!("cannot read {f}: {e}"),
+            )
         }),
         (None, None) => Ok(None),
     }
@@ -62,7 +72,10 @@ fn data_or_file(
 impl Config {
     /// The config of a kubeconfig context: `options` choose the context, cluster and user, by
     /// default the current context's.
-    pub fn from_kubeconfig(kc: &Kubeconfig, options: &KubeConfigOptions) -> Result<Config, ConfigError> {
+    pub fn from_kubeconfig(
+        kc: &Kubeconfig,
+        options: &KubeConfigOptions,
+    ) -> Result<Config, ConfigError> {
         let missing = |problem: String| ConfigError::Missing {
             files: kc.files_display(),
             problem,
@@ -76,7 +89,10 @@ impl Config {
         let context = kc
             .context(&context_name)
             .ok_or_else(|| missing(format!("context {context_name:?} not found")))?;
-        let cluster_name = options.cluster.as_deref().unwrap_or(&context.context.cluster);
+        let cluster_name = options
+            .cluster
+            .as_deref()
+            .unwrap_or(&context.context.cluster);
         if cluster_name.is_empty() {
             return Err(field_error(
                 &context.location_of_origin,
@@ -85,17 +101,26 @@ impl Config {
             ));
         }
         let cluster = kc.cluster(cluster_name).ok_or_else(|| {
-            missing(format!("cluster {cluster_name:?} (of context {context_name:?}) not found"))
+            missing(format!(
+                "cluster {cluster_name:?} (of context {context_name:?}) not found"
+            ))
         })?;
         let user_name = options.user.as_deref().unwrap_or(&context.context.user);
         let user = match user_name {
             "" => None,
             name => Some(kc.user(name).ok_or_else(|| {
-                missing(format!("user {name:?} (of context {context_name:?}) not found"))
+                missing(format!(
+                    "user {name:?} (of context {context_name:?}) not found"
+                ))
             })?),
         };
         let mut config = cluster_config(cluster)?;
-        if let Some(ns) = context.context.namespace.as_deref().filter(|n| !n.is_empty()) {
+        if let Some(ns) = context
+            .context
+            .namespace
+            .as_deref()
+            .filter(|n| !n.is_empty())
+        {
             config.default_namespace = ns.to_string();
         }
         if let Some(user) = user {
@@ -115,7 +140,11 @@ fn cluster_config(named: &NamedCluster) -> Result<Config, ConfigError> {
         .filter(|s| !s.is_empty())
         .ok_or_else(|| field_error(origin, format!("{prefix}.server"), "must be set"))?;
     let url: http::Uri = server.parse().map_err(|e| {
-        field_error(origin, format!("{prefix}.server"), format!("invalid URL {server:?}: {e}"))
+        field_error(
+            origin,
+            format!("{prefix}.server"),
+            format!("invalid URL {server:?}: {e}"),
+        )
     })?;
     if !matches!(url.scheme_str(), Some("https" | "http")) || url.host().is_none() {
         return Err(field_error(
@@ -125,12 +154,19 @@ fn cluster_config(named: &NamedCluster) -> Result<Config, ConfigError> {
         ));
     }
     if c.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
-        return Err(field_error(origin, format!("{prefix}.proxy-url"), "proxies are not supported"));
+        return Err(field_error(
+            origin,
+            format!("{prefix}.proxy-url"),
+            "proxies are not supported",
+        ));
     }
     let ca = data_or_file(
         origin,
         &prefix,
-        ("certificate-authority-data", c.certificate_authority_data.as_deref()),
+        (
+            "certificate-authority-data",
+            c.certificate_authority_data.as_deref(),
+        ),
         ("certificate-authority", c.certificate_authority.as_deref()),
     )?;
     if ca.is_some() && c.insecure_skip_tls_verify {
@@ -142,7 +178,11 @@ fn cluster_config(named: &NamedCluster) -> Result<Config, ConfigError> {
     }
     let mut config = Config::new(url);
     if let Some(pem) = ca {
-        let field = if c.certificate_authority_data.as_deref().is_some_and(|d| !d.is_empty()) {
+        let field = if c
+            .certificate_authority_data
+            .as_deref()
+            .is_some_and(|d| !d.is_empty())
+        {
             "certificate-authority-data"
         } else {
             "certificate-authority"
@@ -181,22 +221,36 @@ fn auth_config(named: &NamedAuthInfo, cluster: &Cluster) -> Result<AuthConfig, C
     let cert = data_or_file(
         origin,
         &prefix,
-        ("client-certificate-data", u.client_certificate_data.as_deref()),
+        (
+            "client-certificate-data",
+            u.client_certificate_data.as_deref(),
+        ),
         ("client-certificate", u.client_certificate.as_deref()),
     )?;
     let key = data_or_file(
         origin,
         &prefix,
-        ("client-key-data", u.client_key_data.as_ref().map(|k| k.expose())),
+        (
+            "client-key-data",
+            u.client_key_data.as_ref().map(|k| k.expose()),
+        ),
         ("client-key", u.client_key.as_deref()),
     )?;
     let identity = match (cert, key) {
         (None, None) => None,
         (Some(_), None) => {
-            return Err(field_error(origin, format!("{prefix}.client-key"), "client-certificate is set but no client key"))
+            return Err(field_error(
+                origin,
+                format!("{prefix}.client-key"),
+                "client-certificate is set but no client key",
+            ))
         }
         (None, Some(_)) => {
-            return Err(field_error(origin, format!("{prefix}.client-certificate"), "client-key is set but no client certificate"))
+            return Err(field_error(
+                origin,
+                format!("{prefix}.client-certificate"),
+                "client-key is set but no client certificate",
+            ))
         }
         (Some(cert), Some(key)) => Some(Identity {
             certs: tls::parse_certs(&cert)
@@ -224,7 +278,11 @@ fn auth_config(named: &NamedAuthInfo, cluster: &Cluster) -> Result<AuthConfig, C
     });
     Ok(AuthConfig {
         token: u.token.clone().filter(|t| !t.is_empty()),
-        token_file: u.token_file.as_deref().filter(|f| !f.is_empty()).map(Into::into),
+        token_file: u
+            .token_file
+            .as_deref()
+            .filter(|f| !f.is_empty())
+            .map(Into::into),
         username: u.username.clone().filter(|s| !s.is_empty()),
         password: u.password.clone().filter(|p| !p.is_empty()),
         identity,

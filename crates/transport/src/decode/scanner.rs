@@ -198,6 +198,9 @@ mod tests {
         let (v, used) = c.feed(b"1}", 10).unwrap().unwrap();
         assert_eq!((v, used), (&b"{\"a\":1}"[..], 2));
         c.reset();
-        assert!(matches!(c.feed(b"{\"aaaaaaaaaa\":1}", 10), Err(TooLarge(16))));
+        assert!(matches!(
+            c.feed(b"{\"aaaaaaaaaa\":1}", 10),
+            Err(TooLarge(16))
+        ));
     }
 }

@@ -52,11 +52,7 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
     }
 
     /// Decodes every event that completes in `chunk`, in order, into `out`.
-    pub fn push(
-        &mut self,
-        chunk: &[u8],
-        out: &mut VecDeque<WatchEvent<K>>,
-    ) -> Result<(), Error> {
+    pub fn push(&mut self, chunk: &[u8], out: &mut VecDeque<WatchEvent<K>>) -> Result<(), Error> {
         let mut i = 0;
         while i < chunk.len() {
             if !self.capture.in_progress() {

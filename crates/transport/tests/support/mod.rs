@@ -24,7 +24,9 @@ pub fn client(cluster: &TestCluster, tweak: impl FnOnce(&mut Config)) -> Client 
 /// Prints why a fault-injection case is skipped on a real cluster.
 pub fn skip_on_real(cluster: &TestCluster, what: &str) -> bool {
     if cluster.is_real() {
-        eprintln!("skipped on a real cluster (KCACHE_TEST_KUBECONFIG): {what} needs fault injection");
+        eprintln!(
+            "skipped on a real cluster (KCACHE_TEST_KUBECONFIG): {what} needs fault injection"
+        );
         return true;
     }
     false
