@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod error;
+mod factory;
 mod handler;
 mod informer;
 mod listener;
@@ -15,6 +16,7 @@ mod sync_signal;
 pub mod testing;
 
 pub use error::InformerError;
+pub use factory::{FactoryOptions, SharedInformerFactory};
 pub use handler::{
     DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
 };

@@ -1,0 +1,67 @@
+//! SharedInformerFactory: sharing, start-after-start (client-go#675), wait, shutdown.
+
+mod support;
+
+use kcache_core::ApiResource;
+use kcache_informer::{FactoryOptions, SharedInformerFactory};
+use kcache_store::Indexers;
+use support::*;
+
+fn resource(plural: &str) -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: plural.into(),
+        plural: plural.into(),
+        namespaced: true,
+    }
+}
+
+#[tokio::test]
+async fn one_informer_per_resource_and_late_informers_need_start() {
+    let pods = source();
+    pods.add(pod("a"));
+    let cms = source();
+    cms.add(pod("b"));
+    cms.add(pod("c"));
+    let factory = SharedInformerFactory::with_options(FactoryOptions::default());
+    let first = factory.informer_for(&resource("pods"), Indexers::new, |_| pods.clone());
+    let again = factory.informer_for(
+        &resource("pods"),
+        Indexers::new,
+        |_| -> std::sync::Arc<kcache_informer::testing::FakeControllerSource<Pod>> {
+            unreachable!("an existing informer is reused")
+        },
+    );
+    assert!(std::ptr::eq(
+        first.indexer().as_ref(),
+        again.indexer().as_ref()
+    ));
+
+    factory.start();
+    let synced = factory.wait_for_cache_sync().await;
+    assert_eq!(
+        synced.into_iter().collect::<Vec<_>>(),
+        [("pods.v1".to_string(), true)]
+    );
+    assert_eq!(first.indexer().len(), 1);
+
+    // Asked for after start: not running until start is called again.
+    let late = factory.informer_for(&resource("configmaps"), Indexers::new, |_| cms.clone());
+    assert!(!late.has_started());
+    assert_eq!(
+        factory.wait_for_cache_sync().await.len(),
+        1,
+        "only started informers are waited for"
+    );
+    factory.start();
+    let synced = factory.wait_for_cache_sync().await;
+    assert_eq!(synced.len(), 2);
+    assert!(synced.values().all(|s| *s));
+    assert_eq!(late.indexer().len(), 2);
+
+    factory.shutdown().await;
+    assert!(first.is_stopped() && late.is_stopped());
+    factory.start();
+    assert!(first.is_stopped(), "start after shutdown starts nothing");
+}
