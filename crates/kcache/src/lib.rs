@@ -1,7 +1,35 @@
-//! kcache (work in progress).
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-/// client-go's `util/workqueue`: the [`kcache-workqueue`](kcache_workqueue) crate.
+/// The shared types and narrow traits ([`kcache-core`](kcache_core)).
+pub use kcache_core as core;
+pub use kcache_core::{DynamicObject, Object, ObjectKey, Resource};
+
+/// client-go's `util/workqueue` ([`kcache-workqueue`](kcache_workqueue)).
 #[cfg(feature = "workqueue")]
 pub use kcache_workqueue as workqueue;
+
+/// client-go's thread-safe store, indexers and listers ([`kcache-store`](kcache_store)).
+#[cfg(feature = "store")]
+pub use kcache_store as store;
+
+/// client-go's DeltaFIFO and RealFIFO ([`kcache-delta-fifo`](kcache_delta_fifo)).
+#[cfg(feature = "delta-fifo")]
+pub use kcache_delta_fifo as delta_fifo;
+
+/// client-go's Reflector ([`kcache-reflector`](kcache_reflector)).
+#[cfg(feature = "reflector")]
+pub use kcache_reflector as reflector;
+
+/// client-go's shared informer and informer factory ([`kcache-informer`](kcache_informer)).
+#[cfg(feature = "informer")]
+pub use kcache_informer as informer;
+
+/// The REST and watch client ([`kcache-transport`](kcache_transport)).
+#[cfg(feature = "transport")]
+pub use kcache_transport as transport;
+
+/// The embedded Kubernetes API server for tests ([`kcache-testserver`](kcache_testserver)).
+#[cfg(feature = "testserver")]
+pub use kcache_testserver as testserver;
