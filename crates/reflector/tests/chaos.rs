@@ -13,14 +13,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kcache_core::{DynamicObject, Error, ListParams, Object, ObjectKey, ReflectorStore};
+use kcache_core::{DynamicObject, Error, Object, ObjectKey, ReflectorStore};
 use kcache_reflector::{
     BackoffOptions, Reflector, ReflectorHandle, ReflectorOptions, WatchListMode,
 };
-use kcache_testserver::{
-    Failure, RequestMatch, ServerConfig, TestCluster, TestServer, Verb, KUBECONFIG_ENV,
-};
-use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
+use kcache_testserver::{Failure, RequestMatch, ServerConfig, TestCluster, Verb, KUBECONFIG_ENV};
+use kcache_transport::{Api, Client, Config, PostParams};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -165,38 +163,6 @@ fn configmap(namespace: &str, name: &str, value: u64) -> DynamicObject {
     .expect("a valid ConfigMap")
 }
 
-/// One random write; failures (injected, or during a restart) are fine.
-async fn mutate(api: &Api<DynamicObject>, namespace: &str, rng: &mut StdRng) {
-    let name = format!("cm-{}", rng.random_range(0..NAMES));
-    let value: u64 = rng.random();
-    let _ = match rng.random_range(0..3) {
-        0 => api
-            .create(&PostParams::default(), &configmap(namespace, &name, value))
-            .await
-            .map(drop),
-        1 => api
-            .patch(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"data": {"v": value.to_string()}})),
-            )
-            .await
-            .map(drop),
-        _ => api.delete(&name, &DeleteParams::default()).await.map(drop),
-    };
-}
-
-/// The server's content as key → resourceVersion, from a consistent list.
-async fn server_state(api: &Api<DynamicObject>) -> Option<BTreeMap<String, u64>> {
-    let list = api.list(&ListParams::default()).await.ok()?;
-    Some(
-        list.items
-            .iter()
-            .map(|o| (ObjectKey::of(o).as_str().to_string(), rv_of(o)))
-            .collect(),
-    )
-}
-
 fn reflector_options(seed: u64) -> ReflectorOptions {
     ReflectorOptions {
         name: format!("chaos-{seed}"),
@@ -217,57 +183,17 @@ fn reflector_options(seed: u64) -> ReflectorOptions {
     }
 }
 
-/// One injected fault; list and watch requests only, so the test's own writes go through
-/// (except across a restart).
-async fn inject(server: &TestServer, rng: &mut StdRng) {
-    let verb = if rng.random_bool(0.5) {
-        Verb::List
-    } else {
-        Verb::Watch
-    };
-    let on = RequestMatch::any().verb(verb).resource("configmaps");
-    let burst = rng.random_range(1..4);
-    match rng.random_range(0..12) {
-        0 | 1 => server.cut_watches(),
-        2 => server.close_watches_mid_object(),
-        3 => server.send_malformed_on_watches(),
-        4 => server.send_bookmarks(),
-        5 => server.compact_history(),
-        6 => server.fail_next(
-            burst,
-            on,
-            Failure::TooManyRequests {
-                retry_after_seconds: 0,
-            },
-        ),
-        7 => server.fail_next(burst, on, Failure::InternalError),
-        8 => server.fail_next(
-            burst,
-            on,
-            Failure::ServiceUnavailable {
-                retry_after_seconds: 0,
-            },
-        ),
-        9 => server.fail_next(burst, on, Failure::TooLargeResourceVersion),
-        10 => {
-            let timeout = kcache_core::Status::failure(504, "Timeout", "injected timeout");
-            server.fail_next(burst, on, Failure::Status(timeout.into()))
-        }
-        _ => server.restart().await.expect("the server comes back"),
-    }
-}
-
-/// Waits until the store equals the server, then checks the bookkeeping.
 async fn assert_converges(
     label: &str,
-    api: &Api<DynamicObject>,
+    cluster: &TestCluster,
+    namespace: &str,
     store: &CheckingStore,
     handle: &ReflectorHandle,
 ) {
     let deadline = Instant::now() + CONVERGE_WITHIN;
     let mut last = None;
     loop {
-        if let Some(truth) = server_state(api).await {
+        if let Ok(truth) = cluster.configmap_versions(namespace).await {
             let held = store.state.lock().unwrap().items.clone();
             if held == truth {
                 break;
@@ -324,9 +250,14 @@ async fn chaos_seed(seed: u64) {
 
     for _ in 0..CHAOS_STEPS {
         if rng.random_bool(0.4) {
-            inject(server, &mut rng).await;
+            server
+                .inject_random_fault(rng.random(), "configmaps")
+                .await
+                .expect("the server comes back");
         } else {
-            mutate(&api, &namespace, &mut rng).await;
+            let _ = cluster
+                .random_configmap_write(rng.random(), &namespace, NAMES as u64)
+                .await;
         }
         if rng.random_bool(0.1) {
             // Writes while the reflector cannot watch.
@@ -337,13 +268,22 @@ async fn chaos_seed(seed: u64) {
             );
             server.cut_watches();
             for _ in 0..rng.random_range(1..6) {
-                mutate(&api, &namespace, &mut rng).await;
+                let _ = cluster
+                    .random_configmap_write(rng.random(), &namespace, NAMES as u64)
+                    .await;
             }
         }
         tokio::time::sleep(Duration::from_millis(rng.random_range(0..12))).await;
     }
     server.clear_faults();
-    assert_converges(&format!("seed {seed}"), &api, &store, &handle).await;
+    assert_converges(
+        &format!("seed {seed}"),
+        &cluster,
+        &namespace,
+        &store,
+        &handle,
+    )
+    .await;
     eprintln!(
         "seed {seed}: converged at RV {} with {:?}",
         handle.last_sync_resource_version(),
@@ -381,11 +321,14 @@ async fn real_cluster(cluster: &TestCluster) {
         let cancel = CancellationToken::new();
         let task = tokio::spawn(reflector.run(cancel.clone()));
         for _ in 0..20 {
-            mutate(&api, &namespace, &mut rng).await;
+            let _ = cluster
+                .random_configmap_write(rng.random(), &namespace, NAMES as u64)
+                .await;
         }
         assert_converges(
             &format!("real cluster, round {round}"),
-            &api,
+            cluster,
+            &namespace,
             &store,
             &handle,
         )

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod auth;
+mod chaos;
 mod client;
 mod cluster;
 mod config;
