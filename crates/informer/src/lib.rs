@@ -7,6 +7,7 @@ mod factory;
 mod handler;
 mod informer;
 mod listener;
+mod metrics;
 mod notification;
 mod notifying_store;
 mod options;
@@ -22,5 +23,8 @@ pub use handler::{
 };
 pub use informer::{HandlerStats, InformerStats, SharedIndexInformer, MINIMUM_RESYNC_PERIOD};
 pub use listener::OverflowPolicy;
+#[cfg(feature = "prometheus")]
+pub use metrics::InformerCollector;
+pub use metrics::StatsSource;
 pub use options::InformerOptions;
 pub use registration::ResourceEventHandlerRegistration;

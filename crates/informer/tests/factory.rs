@@ -65,3 +65,48 @@ async fn one_informer_per_resource_and_late_informers_need_start() {
     factory.start();
     assert!(first.is_stopped(), "start after shutdown starts nothing");
 }
+
+#[cfg(feature = "prometheus")]
+#[tokio::test]
+async fn prometheus_collector_reports_informers_and_handlers() {
+    use std::sync::Arc;
+
+    use kcache_informer::{InformerCollector, ResourceEventHandlerFuncs};
+    let pods = source();
+    pods.add(pod("a"));
+    pods.add(pod("b"));
+    let factory = SharedInformerFactory::with_options(FactoryOptions::default());
+    let inf = factory.informer_for(&resource("pods"), Indexers::new, |_| pods.clone());
+    let reg = inf
+        .add_event_handler(ResourceEventHandlerFuncs::new())
+        .unwrap();
+    factory.start();
+    factory.wait_for_cache_sync().await;
+    assert!(reg.wait_for_sync().await);
+    let collector = InformerCollector::new().unwrap();
+    collector.register(Arc::new(inf.clone()));
+    let registry = prometheus::Registry::new();
+    registry.register(Box::new(collector)).unwrap();
+    let text = prometheus::TextEncoder::new()
+        .encode_to_string(&registry.gather())
+        .unwrap();
+    assert!(
+        text.contains("kcache_informer_objects{informer=\"pods.v1\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kcache_informer_synced{informer=\"pods.v1\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kcache_informer_lists_total{informer=\"pods.v1\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "kcache_informer_handler_delivered_total{handler=\"1\",informer=\"pods.v1\"} 2"
+        ),
+        "{text}"
+    );
+    factory.shutdown().await;
+}
