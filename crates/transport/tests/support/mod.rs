@@ -21,17 +21,6 @@ pub fn client(cluster: &TestCluster, tweak: impl FnOnce(&mut Config)) -> Client 
     Client::new(config(cluster, tweak)).unwrap()
 }
 
-/// Prints why a fault-injection case is skipped on a real cluster.
-pub fn skip_on_real(cluster: &TestCluster, what: &str) -> bool {
-    if cluster.is_real() {
-        eprintln!(
-            "skipped on a real cluster (KCACHE_TEST_KUBECONFIG): {what} needs fault injection"
-        );
-        return true;
-    }
-    false
-}
-
 /// A TCP proxy to `target` counting the connections it accepts.
 pub async fn counting_proxy(target: SocketAddr) -> (SocketAddr, Arc<AtomicUsize>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
