@@ -67,12 +67,16 @@ impl RawClient {
         .map_err(|e| Error::Tls(e.to_string()))?
         .with_root_certificates(roots)
         .with_no_client_auth();
+        // Without TCP_NODELAY every small request waits on Nagle + delayed ACK (~40 ms).
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.enforce_http(false);
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
             .enable_http1()
             .enable_http2()
-            .build();
+            .wrap_connector(http);
         Ok(RawClient {
             client: Client::builder(TokioExecutor::new()).build(connector),
             base: base_url.trim_end_matches('/').to_string(),
