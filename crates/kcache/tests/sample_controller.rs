@@ -1,0 +1,215 @@
+//! `examples/sample-controller.rs`'s controller reconciling Foos against the embedded
+//! kcache-testserver, or against the real cluster named by `KCACHE_TEST_KUBECONFIG` (in a fresh
+//! namespace). Neither runs kube-controller-manager, so the simulated deployment controller is
+//! on. Every wait is a liveness guard on a condition, never a timing assertion.
+
+#[path = "../../../examples/sample_controller/mod.rs"]
+mod sample_controller;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kcache_core::{Object, ObjectKey};
+use kcache_testserver::TestCluster;
+use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+use sample_controller::controller::{message_resource_exists, Controller, SyncOutcome};
+use sample_controller::deployment::new_deployment;
+use sample_controller::foo::Foo;
+use sample_controller::running::Running;
+use sample_controller::wait::wait_until;
+
+/// Liveness guard for each wait; the conditions normally hold within milliseconds.
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn cached_foo(ctl: &Controller, key: &ObjectKey) -> Option<std::sync::Arc<Foo>> {
+    ctl.foos().indexer().get_by_key(key.as_str())
+}
+
+fn cached_deployment(ctl: &Controller, key: &ObjectKey) -> Option<std::sync::Arc<Deployment>> {
+    ctl.deployments().indexer().get_by_key(key.as_str())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sample_controller_reconciles_foos() {
+    let cluster = TestCluster::start().await.expect("test cluster");
+    let ns = cluster
+        .create_namespace("sample-controller")
+        .await
+        .expect("namespace");
+    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).expect("kubeconfig");
+    config.qps = 100.0;
+    config.burst = 200;
+    let client = Client::new(config).expect("client");
+    let running = Running::start(client.clone(), Some(ns.clone()), 2, true)
+        .await
+        .expect("CRD, informers and workers start");
+    let ctl = running.controller.clone();
+    let foos: Api<Foo> = Api::namespaced(client.clone(), &ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+
+    // A Foo gets its Deployment: named by spec.deploymentName, controlled by the Foo.
+    let owned = foos
+        .create(
+            &PostParams::default(),
+            &Foo::new(&ns, "owned", "owned-nginx", 1),
+        )
+        .await
+        .expect("create Foo owned");
+    let owned_key = ObjectKey::new(&ns, "owned");
+    let owned_nginx = ObjectKey::new(&ns, "owned-nginx");
+    wait_until("Deployment owned-nginx", LIMIT, async || {
+        cached_deployment(&ctl, &owned_nginx).is_some()
+    })
+    .await
+    .unwrap();
+    let d = deployments
+        .get("owned-nginx")
+        .await
+        .expect("get owned-nginx");
+    assert_eq!(
+        d.metadata.owner_references,
+        Some(vec![OwnerReference {
+            api_version: "samplecontroller.k8s.io/v1alpha1".into(),
+            kind: "Foo".into(),
+            name: "owned".into(),
+            uid: owned.metadata.uid.clone().expect("the server set a uid"),
+            controller: Some(true),
+            block_owner_deletion: Some(true),
+        }])
+    );
+    assert_eq!(d.spec.replicas, Some(1));
+    let labels = BTreeMap::from([
+        ("app".to_string(), "nginx".to_string()),
+        ("controller".to_string(), "owned".to_string()),
+    ]);
+    assert_eq!(d.spec.selector.match_labels.as_ref(), Some(&labels));
+    let template = d
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .expect("template metadata");
+    assert_eq!(template.labels.as_ref(), Some(&labels));
+    let containers = &d.spec.template.spec.as_ref().expect("pod spec").containers;
+    assert_eq!(containers[0].image.as_deref(), Some("nginx:latest"));
+
+    // The Foo's status follows the (simulated) Deployment status.
+    wait_until(
+        "Foo owned to report 1 available replica",
+        LIMIT,
+        async || cached_foo(&ctl, &owned_key).is_some_and(|f| f.available_replicas() == 1),
+    )
+    .await
+    .unwrap();
+    let got = foos.get("owned").await.expect("get Foo owned");
+    assert_eq!(got.available_replicas(), 1);
+    let d = deployments.get("owned-nginx").await.unwrap();
+    assert_eq!(d.status.and_then(|s| s.available_replicas), Some(1));
+    let simulator = running.simulator.as_ref().expect("simulator on");
+    assert!(
+        simulator.updates() > 0,
+        "the status came from the simulator"
+    );
+
+    // Scaling the Foo scales the Deployment, and the status follows.
+    foos.patch(
+        "owned",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 3}})),
+    )
+    .await
+    .expect("scale Foo owned");
+    wait_until(
+        "Foo owned to report 3 available replicas",
+        LIMIT,
+        async || cached_foo(&ctl, &owned_key).is_some_and(|f| f.available_replicas() == 3),
+    )
+    .await
+    .unwrap();
+    let d = deployments.get("owned-nginx").await.unwrap();
+    assert_eq!(d.spec.replicas, Some(3));
+    assert_eq!(d.status.and_then(|s| s.available_replicas), Some(3));
+    assert_eq!(foos.get("owned").await.unwrap().available_replicas(), 3);
+
+    // A deleted Deployment is recreated (its delete event enqueues the owning Foo).
+    let old_uid = d.metadata.uid.clone();
+    deployments
+        .delete("owned-nginx", &DeleteParams::default())
+        .await
+        .expect("delete owned-nginx");
+    wait_until("Deployment owned-nginx recreated", LIMIT, async || {
+        cached_deployment(&ctl, &owned_nginx).is_some_and(|d| d.uid() != old_uid.as_deref())
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        deployments.get("owned-nginx").await.unwrap().spec.replicas,
+        Some(3)
+    );
+
+    // A Deployment of the same name that the Foo does not control is reported, not adopted.
+    let mut taken = new_deployment(&Foo::new(&ns, "someone-else", "taken", 2));
+    taken.metadata.owner_references = None;
+    deployments
+        .create(&PostParams::default(), &taken)
+        .await
+        .expect("create Deployment taken");
+    foos.create(&PostParams::default(), &Foo::new(&ns, "clash", "taken", 4))
+        .await
+        .expect("create Foo clash");
+    let clash_key = ObjectKey::new(&ns, "clash");
+    let refused = SyncOutcome::Failed(message_resource_exists("taken"));
+    wait_until("Foo clash to be refused", LIMIT, async || {
+        ctl.sync_stats()
+            .get(&clash_key)
+            .and_then(|s| s.last.clone())
+            == Some(refused.clone())
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        message_resource_exists("taken"),
+        r#"Resource "taken" already exists and is not managed by Foo"#
+    );
+    assert!(
+        ctl.queue().num_requeues(&clash_key) > 0,
+        "refused syncs are retried with backoff"
+    );
+    let d = deployments.get("taken").await.unwrap();
+    assert_eq!(d.metadata.owner_references, None, "not adopted");
+    assert_eq!(d.spec.replicas, Some(2), "not scaled");
+    assert_eq!(foos.get("clash").await.unwrap().status, None);
+
+    // Deleting a Foo: the worker finds it gone and the key leaves the queue without error.
+    foos.delete("owned", &DeleteParams::default())
+        .await
+        .expect("delete Foo owned");
+    wait_until("Foo owned's key to leave the queue", LIMIT, async || {
+        let gone = ctl
+            .sync_stats()
+            .get(&owned_key)
+            .and_then(|s| s.last.clone())
+            == Some(SyncOutcome::Gone);
+        gone && !ctl.queue().contains(&owned_key) && ctl.queue().num_requeues(&owned_key) == 0
+    })
+    .await
+    .unwrap();
+    let stats = ctl.sync_stats()[&owned_key].clone();
+    assert!(stats.synced > 0 && stats.gone > 0, "{stats:?}");
+
+    running.shutdown().await.expect("clean shutdown");
+    if cluster.is_real() {
+        // Best effort: a real cluster is shared between runs (the CRD stays for the next one).
+        if let Err(e) = cluster
+            .client()
+            .delete(&format!("/api/v1/namespaces/{ns}"))
+            .await
+        {
+            eprintln!("could not delete namespace {ns}: {e}");
+        }
+    }
+}
