@@ -429,6 +429,36 @@ async fn retry_after_is_honoured_for_requests_but_not_watches() {
     assert!(start.elapsed() < Duration::from_secs(5));
 }
 
+#[tokio::test(start_paused = true)]
+async fn rate_limit_applies_to_requests_not_watches() {
+    let cluster = TestCluster::start().await.unwrap();
+    let c = client(&cluster, |c| {
+        c.connect_timeout = None;
+        c.request_timeout = None;
+        c.keep_alive = None;
+        c.qps = 0.01; // one request per 100 s
+        c.burst = 1;
+    });
+    let api: Api<ConfigMap> = Api::namespaced(c, "default");
+    let start = tokio::time::Instant::now();
+    api.list(&ListParams::default()).await.unwrap();
+    let mut watches = Vec::new();
+    for _ in 0..3 {
+        watches.push(api.watch(&WatchParams::default()).await.unwrap());
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    api.list(&ListParams::default()).await.unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_secs(99),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn many_watches_share_one_http2_connection() {
     let (cluster, ns) = setup().await;
