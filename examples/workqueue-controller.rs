@@ -87,31 +87,25 @@ impl Controller {
         };
         match self.sync(&key) {
             Ok(()) => self.queue.forget(&key),
-            Err(e) if self.queue.num_requeues(&key) < MAX_RETRIES => {
-                self.summary
-                    .lock()
-                    .unwrap()
-                    .failures
-                    .entry(key.clone())
-                    .and_modify(|n| *n += 1)
-                    .or_insert(1);
-                println!(
-                    "Error syncing pod {key}: {e}; retry {}",
-                    self.queue.num_requeues(&key) + 1
-                );
-                self.queue.add_rate_limited(key.clone());
-            }
             Err(e) => {
-                self.summary
+                *self
+                    .summary
                     .lock()
                     .unwrap()
                     .failures
                     .entry(key.clone())
-                    .and_modify(|n| *n += 1)
-                    .or_insert(1);
-                println!("Dropping pod {key} out of the queue after {MAX_RETRIES} retries: {e}");
-                self.queue.forget(&key);
-                self.summary.lock().unwrap().dropped.insert(key.clone());
+                    .or_default() += 1;
+                if self.queue.num_requeues(&key) < MAX_RETRIES {
+                    let retry = self.queue.num_requeues(&key) + 1;
+                    println!("Error syncing pod {key}: {e}; retry {retry}");
+                    self.queue.add_rate_limited(key.clone());
+                } else {
+                    println!(
+                        "Dropping pod {key} out of the queue after {MAX_RETRIES} retries: {e}"
+                    );
+                    self.queue.forget(&key);
+                    self.summary.lock().unwrap().dropped.insert(key.clone());
+                }
             }
         }
         self.queue.done(&key);
