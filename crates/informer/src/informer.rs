@@ -461,19 +461,11 @@ impl<K: Object> Shared<K> {
                     let Some(obj) = d.object.object() else {
                         continue;
                     };
-                    let old = match self.indexer.get(obj) {
-                        Ok(old) => old,
+                    match self.indexer.upsert(obj.clone()) {
                         Err(e) => {
-                            tracing::error!(informer = %self.name, "cache lookup failed: {e}");
-                            continue;
+                            tracing::error!(informer = %self.name, "cache write failed: {e}");
                         }
-                    };
-                    match old {
-                        Some(old) => {
-                            if let Err(e) = self.indexer.update(obj.clone()) {
-                                tracing::error!(informer = %self.name, "cache update failed: {e}");
-                                continue;
-                            }
+                        Ok(Some(old)) => {
                             // Same resourceVersion: a resync, only for handlers due one.
                             let is_sync = old.resource_version() == obj.resource_version();
                             let n = Notification::Update {
@@ -482,11 +474,7 @@ impl<K: Object> Shared<K> {
                             };
                             self.processor.distribute(&n, is_sync);
                         }
-                        None => {
-                            if let Err(e) = self.indexer.add(obj.clone()) {
-                                tracing::error!(informer = %self.name, "cache add failed: {e}");
-                                continue;
-                            }
+                        Ok(None) => {
                             let n = Notification::Add {
                                 obj: obj.clone(),
                                 is_in_initial_list,

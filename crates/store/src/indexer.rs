@@ -60,26 +60,31 @@ impl<K: Object> Indexer<K> {
     ///
     /// If an index function fails, nothing changes and the error names the index and the key.
     pub fn add(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        let key = self.key_of(&obj)?;
-        self.put(key, obj)
+        self.upsert(obj).map(drop)
     }
 
     /// Same as [`Indexer::add`] (client-go's `Update`).
     pub fn update(&self, obj: Arc<K>) -> Result<(), StoreError> {
-        self.add(obj)
+        self.upsert(obj).map(drop)
     }
 
-    fn put(&self, key: ObjectKey, obj: Arc<K>) -> Result<(), StoreError> {
-        let replaced = loop {
+    /// Adds or replaces `obj` and returns the object it replaced: one key computation and one
+    /// look-up where `get` followed by `add`/`update` takes two (an informer needs the old
+    /// object for `on_update(old, new)`).
+    pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        let key = self.key_of(&obj)?;
+        self.put(key, obj)
+    }
+
+    fn put(&self, key: ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        loop {
             let indexers = self.state.read().indexers.clone();
             let values = indexers.compute(&key, &obj)?;
             let mut st = self.state.write();
             if Arc::ptr_eq(&st.indexers, &indexers) {
-                break st.put(key, obj.clone(), &values);
+                return Ok(st.put(key, obj.clone(), &values));
             }
-        };
-        drop(replaced);
-        Ok(())
+        }
     }
 
     /// Removes the object with `obj`'s key, if present.

@@ -358,3 +358,16 @@ fn key_function_errors_reject_the_write() {
     assert!(store.replace(vec![obj("a", ""), obj("", "")], "1").is_err());
     assert!(store.is_empty(), "a failed replace changes nothing");
 }
+
+#[test]
+fn upsert_returns_the_replaced_object() {
+    let store = Indexer::new(Indexers::new().with("testIndexer", split_v));
+    let first = obj("k", "a");
+    assert!(store.upsert(first.clone()).unwrap().is_none());
+    let second = obj("k", "b");
+    let old = store.upsert(second.clone()).unwrap().expect("replaced");
+    assert!(Arc::ptr_eq(&old, &first));
+    assert!(Arc::ptr_eq(&store.get_by_key("k").unwrap(), &second));
+    assert_eq!(keys(&store, "testIndexer", "b"), ["k"]);
+    assert!(keys(&store, "testIndexer", "a").is_empty());
+}
