@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod boxed;
+mod compact;
 mod dynamic;
 mod error;
 mod event;
@@ -20,6 +21,7 @@ mod tombstone;
 mod traits;
 
 pub use boxed::BoxListerWatcher;
+pub use compact::{CompactMap, CompactObject, CompactValue};
 pub use dynamic::DynamicObject;
 pub use error::{BoxError, Error};
 pub use event::{Bookmark, WatchEvent, INITIAL_EVENTS_END_ANNOTATION};

@@ -1,0 +1,196 @@
+//! `CompactObject`: a Kubernetes object as a shared `CompactValue` tree plus the typed metadata
+//! the machinery reads on every write.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::interner::{Interner, HASHER};
+use super::value::{intern_str, CompactMap, CompactValue};
+use crate::{Error, Object};
+
+/// Label and annotation maps, one per distinct interned map node.
+static STRING_MAPS: LazyLock<Interner<StringMap>> = LazyLock::new(Interner::new);
+
+/// `metadata.labels` or `metadata.annotations` as the [`Object`] trait hands it out. Pinning its
+/// source node makes the node's address a safe key: every object with the same (interned) map
+/// shares one `StringMap`.
+#[derive(Debug)]
+struct StringMap {
+    source: Arc<CompactMap>,
+    map: BTreeMap<String, String>,
+}
+
+/// A Kubernetes object of any kind kept as an immutable, structurally shared JSON tree.
+///
+/// Everything but the fields the machinery reads all the time (name, namespace,
+/// resourceVersion, uid, labels, annotations, which are also kept typed) lives in a
+/// [`CompactValue`] tree whose strings and subtrees are interned process-wide: objects that are
+/// alike (the pods of a deployment: same containers, tolerations, volumes, managedFields) store
+/// their common parts once, and identical label maps share one `BTreeMap`. A cache of such
+/// objects keeps less memory per object than the object's JSON, where a decoded typed object
+/// keeps several times more. Cloning is a few reference-count increments.
+///
+/// Decoding rejects, with an error naming the field, a non-object, a `metadata` that is not an
+/// object, name/namespace/resourceVersion/uid that are not strings, and labels or annotations
+/// whose values are not strings (the API server never sends these). Reading fields:
+/// [`get`](Self::get); a typed view on demand: [`to_typed`](Self::to_typed).
+#[derive(Clone, Debug)]
+pub struct CompactObject {
+    root: CompactValue,
+    name: Arc<str>,
+    namespace: Option<Arc<str>>,
+    resource_version: Option<Arc<str>>,
+    uid: Option<Arc<str>>,
+    labels: Option<Arc<StringMap>>,
+    annotations: Option<Arc<StringMap>>,
+}
+
+impl CompactObject {
+    /// The object `root` holds; it must be a JSON object.
+    pub fn from_value(root: CompactValue) -> Result<Self, Error> {
+        let Some(_) = root.as_object() else {
+            return Err(Error::decode("object", "not a JSON object"));
+        };
+        let meta = match root.get("metadata") {
+            None | Some(CompactValue::Null) => None,
+            Some(m @ CompactValue::Object(_)) => Some(m),
+            Some(_) => return Err(Error::decode("object", "metadata is not an object")),
+        };
+        let string = |field: &str| meta_string(meta, field);
+        Ok(CompactObject {
+            name: string("name")?.unwrap_or_else(|| intern_str("")),
+            namespace: string("namespace")?,
+            resource_version: string("resourceVersion")?,
+            uid: string("uid")?,
+            labels: string_map(meta, "labels")?,
+            annotations: string_map(meta, "annotations")?,
+            root,
+        })
+    }
+
+    /// Converts a `serde_json::Value` (interning it).
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, Error> {
+        Self::from_value(CompactValue::from(value))
+    }
+
+    /// The whole object as a `serde_json::Value`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::from(&self.root)
+    }
+
+    /// Decodes the object into a typed struct (e.g. a k8s-openapi `Pod`) on demand.
+    pub fn to_typed<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_value(self.to_json())
+    }
+
+    /// The whole object as a tree.
+    pub fn as_value(&self) -> &CompactValue {
+        &self.root
+    }
+
+    /// The value at a path, e.g. `obj.get(&["spec", "nodeName"])` (array items by index).
+    pub fn get(&self, path: &[&str]) -> Option<&CompactValue> {
+        self.root.pointer(path)
+    }
+
+    /// A copy with `metadata.resourceVersion` set to `rv`; everything else is shared.
+    pub fn with_resource_version(&self, rv: &str) -> Self {
+        let rv = intern_str(rv);
+        let meta = self.root.get("metadata").cloned().unwrap_or_default();
+        let meta = meta.with_member("resourceVersion", CompactValue::String(rv.clone()));
+        CompactObject {
+            root: self.root.with_member("metadata", meta),
+            resource_version: Some(rv),
+            ..self.clone()
+        }
+    }
+}
+
+fn meta_string(meta: Option<&CompactValue>, field: &str) -> Result<Option<Arc<str>>, Error> {
+    match meta.and_then(|m| m.get(field)) {
+        None | Some(CompactValue::Null) => Ok(None),
+        Some(CompactValue::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(Error::decode(
+            "object",
+            format!("metadata.{field} is not a string"),
+        )),
+    }
+}
+
+fn string_map(meta: Option<&CompactValue>, field: &str) -> Result<Option<Arc<StringMap>>, Error> {
+    let source = match meta.and_then(|m| m.get(field)) {
+        None | Some(CompactValue::Null) => return Ok(None),
+        Some(CompactValue::Object(o)) => o,
+        Some(_) => {
+            return Err(Error::decode(
+                "object",
+                format!("metadata.{field} is not an object"),
+            ))
+        }
+    };
+    if let Some((k, _)) = source.iter().find(|(_, v)| v.as_str().is_none()) {
+        return Err(Error::decode(
+            "object",
+            format!("metadata.{field}.{k} is not a string"),
+        ));
+    }
+    let addr = Arc::as_ptr(source) as *const u8 as usize;
+    Ok(Some(STRING_MAPS.intern(
+        HASHER.hash_one(addr),
+        |m| Arc::ptr_eq(&m.source, source),
+        || {
+            let map = source
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
+                .collect();
+            Arc::new(StringMap {
+                source: source.clone(),
+                map,
+            })
+        },
+    )))
+}
+
+impl Object for CompactObject {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.resource_version.as_deref()
+    }
+    fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
+    }
+    fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        self.labels.as_ref().map(|m| &m.map)
+    }
+    fn annotations(&self) -> Option<&BTreeMap<String, String>> {
+        self.annotations.as_ref().map(|m| &m.map)
+    }
+}
+
+/// Two objects are equal when their JSON is.
+impl PartialEq for CompactObject {
+    fn eq(&self, other: &Self) -> bool {
+        self.root == other.root
+    }
+}
+
+impl Serialize for CompactObject {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.root.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for CompactObject {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let root = CompactValue::deserialize(d)?;
+        CompactObject::from_value(root).map_err(serde::de::Error::custom)
+    }
+}

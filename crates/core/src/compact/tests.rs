@@ -1,0 +1,193 @@
+//! Tests of the compact object representation.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::value::interned_entries;
+use super::{CompactObject, CompactValue};
+use crate::{Object, ObjectKey};
+
+fn pod(name: &str, node: &str) -> serde_json::Value {
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ns-1", "uid": format!("uid-{name}"),
+            "resourceVersion": "7", "labels": {"app": "web", "tier": "backend"},
+            "annotations": {"note": "x"},
+            "managedFields": [{"manager": "kubelet", "fieldsV1": {"f:status": {"f:phase": {}}}}]},
+        "spec": {"nodeName": node, "priority": 0,
+            "containers": [{"name": "main", "image": "web:v1", "ports": [{"containerPort": 8080}]}]},
+        "status": {"phase": "Running", "ratio": 0.5, "big": u64::MAX, "neg": i64::MIN}
+    })
+}
+
+fn compact(v: &serde_json::Value) -> CompactObject {
+    serde_json::from_value(v.clone()).unwrap()
+}
+
+fn ptr(v: &CompactValue) -> *const u8 {
+    match v {
+        CompactValue::String(s) => Arc::as_ptr(s) as *const u8,
+        CompactValue::Array(a) => Arc::as_ptr(a) as *const u8,
+        CompactValue::Object(o) => Arc::as_ptr(o) as *const u8,
+        other => panic!("{other:?} is not shared"),
+    }
+}
+
+#[test]
+fn round_trips_through_json_text_and_values() {
+    let json = pod("a", "node-1");
+    let text = serde_json::to_string(&json).unwrap();
+    let obj: CompactObject = serde_json::from_str(&text).unwrap();
+    assert_eq!(obj.to_json(), json);
+    assert_eq!(serde_json::to_string(&obj).unwrap(), text);
+    assert_eq!(CompactObject::from_json(&json).unwrap(), obj);
+    assert_eq!(
+        obj.get(&["status", "big"]).unwrap().as_f64(),
+        Some(u64::MAX as f64)
+    );
+    assert_eq!(
+        obj.get(&["status", "neg"]).unwrap().as_i64(),
+        Some(i64::MIN)
+    );
+}
+
+#[test]
+fn keys_are_sorted_and_a_repeated_key_keeps_its_last_value() {
+    let v: CompactValue = serde_json::from_str(r#"{"b":1,"a":2,"b":3}"#).unwrap();
+    assert_eq!(serde_json::to_string(&v).unwrap(), r#"{"a":2,"b":3}"#);
+    let w: CompactValue = serde_json::from_str(r#"{"a":2,"b":3}"#).unwrap();
+    assert_eq!(ptr(&v), ptr(&w));
+}
+
+#[test]
+fn objects_that_differ_only_by_name_share_everything_else() {
+    let a = compact(&pod("a", "node-1"));
+    let b = compact(&pod("b", "node-1"));
+    let c = compact(&pod("c", "node-2"));
+    let at = |o: &CompactObject, p: &[&str]| ptr(o.get(p).unwrap());
+    assert_eq!(at(&a, &["spec"]), at(&b, &["spec"]));
+    assert_eq!(at(&a, &["status"]), at(&b, &["status"]));
+    assert_eq!(
+        at(&a, &["metadata", "managedFields"]),
+        at(&b, &["metadata", "managedFields"])
+    );
+    assert_ne!(at(&a, &["metadata"]), at(&b, &["metadata"]));
+    // A different node name: a new spec, but its containers are still shared.
+    assert_ne!(at(&a, &["spec"]), at(&c, &["spec"]));
+    assert_eq!(
+        at(&a, &["spec", "containers"]),
+        at(&c, &["spec", "containers"])
+    );
+    // Identical label maps are one BTreeMap.
+    assert!(std::ptr::eq(a.labels().unwrap(), b.labels().unwrap()));
+}
+
+#[test]
+fn implements_object() {
+    let a = compact(&pod("a", "node-1"));
+    assert_eq!(a.name(), "a");
+    assert_eq!(a.namespace(), Some("ns-1"));
+    assert_eq!(a.resource_version(), Some("7"));
+    assert_eq!(a.uid(), Some("uid-a"));
+    assert_eq!(a.label("app"), Some("web"));
+    assert_eq!(a.annotations().unwrap()["note"], "x");
+    assert_eq!(ObjectKey::of(&a).as_str(), "ns-1/a");
+    let bare: CompactObject = serde_json::from_str(r#"{"kind":"Namespace"}"#).unwrap();
+    assert_eq!(
+        (bare.name(), bare.namespace(), bare.labels()),
+        ("", None, None)
+    );
+}
+
+#[test]
+fn path_access_reaches_object_members_and_array_items() {
+    let a = compact(&pod("a", "node-1"));
+    let s = |p: &[&str]| a.get(p).and_then(CompactValue::as_str);
+    assert_eq!(s(&["spec", "nodeName"]), Some("node-1"));
+    assert_eq!(s(&["spec", "containers", "0", "image"]), Some("web:v1"));
+    assert_eq!(s(&["spec", "containers", "1", "image"]), None);
+    assert_eq!(s(&["spec", "missing"]), None);
+    assert_eq!(a.get(&["spec", "priority"]).unwrap().as_i64(), Some(0));
+    assert_eq!(a.get(&["status", "ratio"]).unwrap().as_f64(), Some(0.5));
+    assert!(a.get(&["spec", "nodeName", "deeper"]).is_none());
+}
+
+#[test]
+fn with_resource_version_changes_only_the_version() {
+    let a = compact(&pod("a", "node-1"));
+    let b = a.with_resource_version("2000001");
+    assert_eq!(b.resource_version(), Some("2000001"));
+    assert_eq!(
+        b.get(&["metadata", "resourceVersion"]).unwrap().as_str(),
+        Some("2000001")
+    );
+    assert_eq!(a.resource_version(), Some("7"));
+    assert_eq!(
+        ptr(a.get(&["spec"]).unwrap()),
+        ptr(b.get(&["spec"]).unwrap())
+    );
+    let mut expected = pod("a", "node-1");
+    expected["metadata"]["resourceVersion"] = json!("2000001");
+    assert_eq!(b.to_json(), expected);
+    let bare: CompactObject = serde_json::from_str("{}").unwrap();
+    assert_eq!(
+        bare.with_resource_version("3").to_json(),
+        json!({"metadata": {"resourceVersion": "3"}})
+    );
+}
+
+#[test]
+fn decodes_into_typed_objects_on_demand() {
+    use k8s_openapi::api::core::v1::Pod;
+    let a = compact(&pod("a", "node-1"));
+    let typed: Pod = a.to_typed().unwrap();
+    assert_eq!(typed.spec.unwrap().node_name.as_deref(), Some("node-1"));
+    assert_eq!(typed.metadata.name.as_deref(), Some("a"));
+}
+
+#[test]
+fn malformed_objects_are_rejected_with_the_field_named() {
+    let err = |text: &str| {
+        serde_json::from_str::<CompactObject>(text)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(err("[1]").contains("not a JSON object"));
+    assert!(err(r#"{"metadata":3}"#).contains("metadata is not an object"));
+    assert!(err(r#"{"metadata":{"name":1}}"#).contains("metadata.name is not a string"));
+    assert!(err(r#"{"metadata":{"labels":{"a":1}}}"#).contains("metadata.labels.a"));
+    assert!(err(r#"{"metadata":{"annotations":[]}}"#).contains("metadata.annotations"));
+    assert!(err(r#"{"metadata":{"name":"x"}"#).contains("EOF"));
+}
+
+#[test]
+fn concurrent_decoders_share_one_tree() {
+    let text = serde_json::to_string(&pod("shared", "node-9")).unwrap();
+    let objs: Vec<CompactObject> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| serde_json::from_str::<CompactObject>(&text).unwrap()))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for o in &objs[1..] {
+        assert_eq!(ptr(o.as_value()), ptr(objs[0].as_value()));
+    }
+}
+
+#[test]
+fn dropped_objects_do_not_grow_the_interner_without_bound() {
+    // 40 000 distinct objects, 2 000 alive at a time. Other tests in this binary intern a few
+    // hundred values concurrently; without pruning this would leave > 120 000 entries.
+    for round in 0..20 {
+        let live: Vec<CompactObject> = (0..2000)
+            .map(|i| compact(&pod(&format!("r{round}-{i}"), "node-1")))
+            .collect();
+        assert_eq!(live.len(), 2000);
+    }
+    let (strings, arrays, objects) = interned_entries();
+    assert!(
+        strings + arrays + objects < 60_000,
+        "{strings} {arrays} {objects}"
+    );
+}
