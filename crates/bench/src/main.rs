@@ -5,6 +5,8 @@
 //! in [`Scenario`] and one match arm in `main`.
 
 mod fifo;
+mod heap;
+mod podsync;
 mod report;
 mod store;
 mod workqueue;
@@ -29,6 +31,8 @@ enum Scenario {
     Store(store::Args),
     /// A DeltaFIFO into an indexer: one producer adds and updates, one consumer applies.
     Fifo(fifo::Args),
+    /// An informer over a PodList fixture: sync, memory kept per pod, then update fan-out.
+    Podsync(podsync::Args),
 }
 
 fn main() {
@@ -36,5 +40,6 @@ fn main() {
         Scenario::Workqueue(args) => workqueue::run(args),
         Scenario::Store(args) => store::run(args),
         Scenario::Fifo(args) => fifo::run(args),
+        Scenario::Podsync(args) => podsync::run(args),
     }
 }

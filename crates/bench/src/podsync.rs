@@ -1,0 +1,191 @@
+//! The `podsync` scenario (BENCHMARKS.md): the informer machinery alone, no network. The list
+//! call reads and decodes the cgbench `podlist` fixture into [`CompactObject`]s; the watch is an
+//! in-memory channel. Indexes `namespace`, `node` (spec.nodeName) and `app` (label); `handlers`
+//! handlers count notifications. Measures the time until the informer has synced and every
+//! initial add has reached every handler, the heap kept per object after that (allocated minus
+//! freed bytes, counted by [`crate::heap`], minus the baseline taken before the informer exists),
+//! then the time for `events` MODIFIED events — copies of cached pods with new resourceVersions,
+//! built before the clock starts — to reach every handler.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use kcache_core::{
+    CompactObject, CompactValue, Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent,
+    WatchParams, WatchStream,
+};
+use kcache_informer::{InformerOptions, ResourceEventHandlerFuncs, SharedIndexInformer};
+use kcache_reflector::WatchListMode;
+use kcache_store::{IndexValues, Indexers};
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio::sync::{mpsc, Notify};
+use tokio_util::sync::CancellationToken;
+
+/// Flags, as cgbench's.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The PodList fixture written by `cgbench -scenario podlist`.
+    #[arg(long)]
+    file: PathBuf,
+    /// How many handlers.
+    #[arg(long, default_value_t = 10)]
+    handlers: usize,
+    /// How many MODIFIED events after sync.
+    #[arg(long, default_value_t = 100_000)]
+    events: usize,
+}
+
+type Event = Result<WatchEvent<CompactObject>, Error>;
+
+/// Lists the fixture file; watches a channel (client-go's `watch.FakeWatcher` in cgbench).
+struct FixtureSource {
+    file: PathBuf,
+    watch: Mutex<Option<mpsc::Receiver<Event>>>,
+}
+
+impl ListerWatcher<CompactObject> for FixtureSource {
+    async fn list(&self, _: &ListParams) -> Result<ObjectList<CompactObject>, Error> {
+        let file = self.file.clone();
+        tokio::task::spawn_blocking(move || {
+            let bytes = std::fs::read(&file).map_err(|e| Error::Request(Box::new(e)))?;
+            serde_json::from_slice(&bytes).map_err(|e| Error::decode("pod list", e))
+        })
+        .await
+        .map_err(|e| Error::Request(Box::new(e)))?
+    }
+
+    /// The channel's one stream; a second watch (none is expected: the channel never ends while
+    /// the scenario runs) gets a stream that never yields.
+    async fn watch(&self, _: &WatchParams) -> Result<WatchStream<CompactObject>, Error> {
+        Ok(match self.watch.lock().take() {
+            Some(rx) => Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)),
+            None => Box::pin(futures_util::stream::pending()),
+        })
+    }
+}
+
+fn indexers() -> Indexers<CompactObject> {
+    Indexers::new()
+        .with_namespace_index()
+        .with("node", |p: &CompactObject| {
+            let node = p.get(&["spec", "nodeName"]).and_then(CompactValue::as_str);
+            Ok(IndexValues::one(node.unwrap_or("")))
+        })
+        .with("app", |p: &CompactObject| {
+            Ok(IndexValues::one(p.label("app").unwrap_or("")))
+        })
+}
+
+/// Counts one handler's updates and wakes the clock when the last handler has seen them all.
+struct Finish {
+    target: usize,
+    handlers_left: AtomicUsize,
+    done: Notify,
+}
+
+pub fn run(args: Args) {
+    crate::heap::start_counting();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    rt.block_on(podsync(args));
+}
+
+async fn podsync(args: Args) {
+    let base = crate::heap::heap_in_use();
+    let (tx, rx) = mpsc::channel(1024);
+    let source = FixtureSource {
+        file: args.file.clone(),
+        watch: Mutex::new(Some(rx)),
+    };
+    let mut options = InformerOptions::named("podsync");
+    options.reflector.watch_list = WatchListMode::Disabled;
+    let informer = SharedIndexInformer::new(source, indexers(), options);
+    let finish = Arc::new(Finish {
+        target: args.events,
+        handlers_left: AtomicUsize::new(args.handlers),
+        done: Notify::new(),
+    });
+    let registrations: Vec<_> = (0..args.handlers)
+        .map(|_| {
+            let finish = finish.clone();
+            let updates = AtomicUsize::new(0);
+            let adds = Arc::new(AtomicUsize::new(0));
+            let handler = ResourceEventHandlerFuncs::new()
+                .on_add({
+                    let adds = adds.clone();
+                    move |_, _| {
+                        adds.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+                .on_update(move |_, _| {
+                    if updates.fetch_add(1, Ordering::Relaxed) + 1 == finish.target
+                        && finish.handlers_left.fetch_sub(1, Ordering::AcqRel) == 1
+                    {
+                        finish.done.notify_one();
+                    }
+                });
+            let reg = informer.add_event_handler(handler).expect("add handler");
+            (reg, adds)
+        })
+        .collect();
+
+    let cancel = CancellationToken::new();
+    let start = Instant::now();
+    let run = tokio::spawn({
+        let informer = informer.clone();
+        let cancel = cancel.clone();
+        async move { informer.run(cancel).await }
+    });
+    for (reg, _) in &registrations {
+        assert!(reg.wait_for_sync().await, "informer stopped before sync");
+    }
+    let sync_seconds = start.elapsed().as_secs_f64();
+    let n = informer.indexer().len();
+    for (_, adds) in &registrations {
+        assert_eq!(
+            adds.load(Ordering::Relaxed),
+            n,
+            "a handler missed initial adds"
+        );
+    }
+    let retained = (crate::heap::heap_in_use() - base) as f64 / n.max(1) as f64;
+
+    let cached = informer.indexer().list();
+    let events: Vec<CompactObject> = (0..args.events)
+        .map(|i| cached[i % cached.len()].with_resource_version(&(2_000_000 + i).to_string()))
+        .collect();
+    drop(cached);
+    let t1 = Instant::now();
+    let done = finish.done.notified();
+    tokio::pin!(done);
+    done.as_mut().enable();
+    for obj in events {
+        tx.send(Ok(WatchEvent::Modified(obj)))
+            .await
+            .expect("watch channel open");
+    }
+    if args.events > 0 && args.handlers > 0 {
+        done.await;
+    }
+    let elapsed = t1.elapsed().as_secs_f64();
+    cancel.cancel();
+    run.await.expect("informer task").expect("informer run");
+
+    crate::report::emit(
+        "podsync",
+        json!({
+            "objects": n,
+            "handlers": args.handlers,
+            "sync_seconds": sync_seconds,
+            "retained_bytes_per_object": retained,
+            "events": args.events,
+            "fanout_events_per_sec": args.events as f64 / elapsed,
+            "deliveries_per_sec": (args.events * args.handlers) as f64 / elapsed,
+        }),
+    );
+}
