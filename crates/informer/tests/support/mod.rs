@@ -59,21 +59,27 @@ impl ResourceEventHandler<Pod> for Recorder {
 }
 
 /// Receives `n` notifications, failing after a generous real-time limit (a liveness guard,
-/// not a timing assertion). Blocking receive on a blocking-pool thread keeps paused tokio time
-/// from auto-advancing while handler threads catch up.
+/// not a timing assertion). It polls while yielding to the runtime, so the informer's tasks keep
+/// running but the runtime is never idle: paused tokio time cannot auto-advance (and fire resync
+/// timers) while handler threads catch up.
 pub async fn take(rx: mpsc::Receiver<Seen>, n: usize) -> (Vec<Seen>, mpsc::Receiver<Seen>) {
-    tokio::task::spawn_blocking(move || {
-        let mut got = Vec::new();
-        while got.len() < n {
-            match rx.recv_timeout(Duration::from_secs(20)) {
-                Ok(s) => got.push(s),
-                Err(e) => panic!("waited for {n} notifications, got {got:?}: {e}"),
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut got = Vec::new();
+    while got.len() < n {
+        match rx.try_recv() {
+            Ok(s) => got.push(s),
+            Err(mpsc::TryRecvError::Empty) => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "waited for {n} notifications, got {got:?}"
+                );
+                tokio::task::yield_now().await;
+                std::thread::sleep(Duration::from_micros(200));
             }
+            Err(e) => panic!("waited for {n} notifications, got {got:?}: {e}"),
         }
-        (got, rx)
-    })
-    .await
-    .unwrap()
+    }
+    (got, rx)
 }
 
 /// Names in a batch, sorted.
