@@ -22,6 +22,13 @@ use crate::processor::{determine_resync_period, Processor};
 use crate::registration::ResourceEventHandlerRegistration;
 use crate::sync_signal::SyncSignal;
 
+/// Pops between wake-ups of handler threads while the FIFO stays busy (it bounds how long a
+/// notification can wait in a buffer before its thread is woken).
+const WAKE_BATCH: u64 = 64;
+
+/// Turns given to the producer before an empty FIFO counts as idle.
+const IDLE_YIELDS: usize = 4;
+
 /// The smallest resync period a handler can ask for (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
@@ -261,6 +268,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 now,
             );
         }
+        listener.wake();
         Ok(registration)
     }
 
@@ -390,6 +398,7 @@ impl<K: Object> SharedIndexInformer<K> {
         sh.processor.run();
         let reflector_cancel = cancel.child_token();
         let reflector_task = tokio::spawn(reflector.run(reflector_cancel.clone()));
+        let mut pops: u64 = 0;
         loop {
             tokio::select! {
                 biased;
@@ -397,6 +406,13 @@ impl<K: Object> SharedIndexInformer<K> {
                 popped = fifo.pop(|deltas, initial| sh.handle_deltas(deltas, initial)) => {
                     if popped.is_err() {
                         break;
+                    }
+                    // Handler threads are woken in batches: every WAKE_BATCH pops, and when the
+                    // FIFO stays empty after giving the producer a few turns (a stream of events
+                    // keeps it busy; an idle one is noticed at once, with no timer).
+                    pops += 1;
+                    if pops % WAKE_BATCH == 0 || fifo_stays_empty(&fifo).await {
+                        sh.processor.wake_all();
                     }
                     if !sh.synced_once.load(Ordering::Acquire) {
                         if sh.has_synced() {
@@ -420,6 +436,17 @@ impl<K: Object> SharedIndexInformer<K> {
         sh.signal.notify();
         Ok(())
     }
+}
+
+/// Whether the FIFO is still empty after yielding to other tasks (the reflector) a few times.
+async fn fifo_stays_empty<K: Object>(fifo: &DeltaFifo<K>) -> bool {
+    for _ in 0..IDLE_YIELDS {
+        if !fifo.is_empty() {
+            return false;
+        }
+        tokio::task::yield_now().await;
+    }
+    fifo.is_empty()
 }
 
 impl<K: Object> Shared<K> {

@@ -4,6 +4,10 @@
 //! delays only itself: the informer's processing loop only appends to buffers. Unlike
 //! client-go's invisible ring buffer (#121474), the buffer's length and the age of its oldest
 //! notification are readable, and it can be bounded (see [`OverflowPolicy`]).
+//!
+//! Appending does not wake the thread: the informer wakes listeners with pending work in
+//! batches ([`Listener::wake`], every few pops and whenever the FIFO runs dry), so a stream of
+//! events costs one wake-up per batch, not one futex call and two context switches per event.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -18,13 +22,6 @@ use tokio::time::Instant;
 use crate::handler::ResourceEventHandler;
 use crate::notification::Notification;
 use crate::sync_signal::SyncSignal;
-
-/// How long after its last batch a handler thread counts as being in a stream of notifications.
-const STREAM_GAP: Duration = Duration::from_millis(1);
-/// How long a streaming handler thread waits for its batch to grow (bounds the added latency).
-const LINGER: Duration = Duration::from_micros(100);
-/// A batch at least this long is delivered without lingering.
-const LINGER_BATCH: usize = 64;
 
 /// What happens when a bounded handler buffer is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,8 +42,6 @@ pub enum OverflowPolicy {
 
 struct Buffer<K> {
     items: VecDeque<(Notification<K>, Instant)>,
-    /// Enqueue time of the notification being delivered right now, if any.
-    in_flight_since: Option<Instant>,
     closed: bool,
 }
 
@@ -73,6 +68,12 @@ pub(crate) struct Listener<K> {
     overflowed: AtomicBool,
     signal: Arc<SyncSignal>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// Mirrors `Buffer::closed`, so the delivery loop checks it without the lock.
+    closed: AtomicBool,
+    /// When the notification being delivered was enqueued, in nanoseconds after `epoch` plus
+    /// one (0: none): an atomic, so delivery takes no lock per notification.
+    in_flight_since: AtomicU64,
+    epoch: Instant,
 }
 
 impl<K: Send + Sync + 'static> Listener<K> {
@@ -88,7 +89,6 @@ impl<K: Send + Sync + 'static> Listener<K> {
             handler,
             buffer: Mutex::new(Buffer {
                 items: VecDeque::new(),
-                in_flight_since: None,
                 closed: false,
             }),
             wake: Condvar::new(),
@@ -102,10 +102,14 @@ impl<K: Send + Sync + 'static> Listener<K> {
             overflowed: AtomicBool::new(false),
             signal,
             thread: Mutex::new(None),
+            closed: AtomicBool::new(false),
+            in_flight_since: AtomicU64::new(0),
+            epoch: Instant::now(),
         })
     }
 
-    /// Appends a notification. Returns false if the listener is closed or just overflowed.
+    /// Appends a notification without waking the thread (see [`Listener::wake`]). Returns false
+    /// if the listener is closed or just overflowed.
     pub(crate) fn add(&self, n: Notification<K>, now: Instant) -> bool {
         let initial = n.is_initial_add();
         let mut buf = self.buffer.lock();
@@ -122,13 +126,16 @@ impl<K: Send + Sync + 'static> Listener<K> {
             self.initial_pending.fetch_add(1, Ordering::AcqRel);
         }
         self.pending.fetch_add(1, Ordering::AcqRel);
-        let was_empty = buf.items.is_empty();
         buf.items.push_back((n, now));
-        drop(buf);
-        if was_empty {
+        true
+    }
+
+    /// Wakes the delivery thread if notifications wait for it. Cheap when it is already
+    /// awake or nothing waits.
+    pub(crate) fn wake(&self) {
+        if !self.buffer.lock().items.is_empty() {
             self.wake.notify_one();
         }
-        true
     }
 
     fn overflow(&self, buf: &mut Buffer<K>) {
@@ -138,12 +145,17 @@ impl<K: Send + Sync + 'static> Listener<K> {
             "event handler cannot keep up; disconnecting it (OverflowPolicy::Disconnect)"
         );
         self.overflowed.store(true, Ordering::Release);
-        buf.items.clear();
-        buf.closed = true;
+        self.mark_closed(buf);
         // Nothing more will be delivered: the initial list can no longer hold sync back.
         self.initial_pending.store(0, Ordering::Release);
-        self.wake.notify_one();
         self.signal.notify();
+    }
+
+    fn mark_closed(&self, buf: &mut Buffer<K>) {
+        buf.closed = true;
+        buf.items.clear();
+        self.closed.store(true, Ordering::Release);
+        self.wake.notify_one();
     }
 
     /// Starts the delivery thread (once).
@@ -164,11 +176,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
 
     /// Stops accepting notifications; the thread exits after the one it is delivering.
     pub(crate) fn close(&self) {
-        let mut buf = self.buffer.lock();
-        buf.closed = true;
-        buf.items.clear();
-        drop(buf);
-        self.wake.notify_one();
+        self.mark_closed(&mut self.buffer.lock());
     }
 
     /// Waits for the delivery thread to exit (after `close`). Not called from the thread itself.
@@ -182,39 +190,26 @@ impl<K: Send + Sync + 'static> Listener<K> {
     }
 
     fn run(&self) {
-        let mut last_batch_end: Option<std::time::Instant> = None;
         loop {
             let batch = {
                 let mut buf = self.buffer.lock();
                 while buf.items.is_empty() && !buf.closed {
                     self.wake.wait(&mut buf);
                 }
-                if buf.items.is_empty() {
+                if buf.closed {
                     return;
-                }
-                // In a stream of notifications a handler that is faster than the informer would
-                // drain one notification per wake-up: a futex wake and two context switches
-                // each, which cost far more than delivering. Woken again within STREAM_GAP of
-                // the last batch, it lingers up to LINGER for more to arrive. A lone
-                // notification after a quiet spell is delivered at once.
-                let streaming = last_batch_end.is_some_and(|t| t.elapsed() < STREAM_GAP);
-                if streaming && buf.items.len() < LINGER_BATCH && !buf.closed {
-                    self.wake.wait_for(&mut buf, LINGER);
                 }
                 std::mem::take(&mut buf.items)
             };
             for (n, enqueued) in batch {
-                {
-                    let mut buf = self.buffer.lock();
-                    if buf.closed {
-                        return;
-                    }
-                    buf.in_flight_since = Some(enqueued);
+                if self.closed.load(Ordering::Acquire) {
+                    return;
                 }
+                let since = enqueued.saturating_duration_since(self.epoch).as_nanos() as u64;
+                self.in_flight_since.store(since + 1, Ordering::Release);
                 self.deliver(&n);
-                self.buffer.lock().in_flight_since = None;
             }
-            last_batch_end = Some(std::time::Instant::now());
+            self.in_flight_since.store(0, Ordering::Release);
         }
     }
 
@@ -249,7 +244,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
 
     /// Buffered plus in-delivery notifications; 0 once closed (the buffer was dropped).
     pub(crate) fn pending(&self) -> usize {
-        if self.buffer.lock().closed {
+        if self.closed.load(Ordering::Acquire) {
             return 0;
         }
         self.pending.load(Ordering::Acquire)
@@ -267,12 +262,15 @@ impl<K: Send + Sync + 'static> Listener<K> {
         self.overflowed.load(Ordering::Acquire)
     }
 
-    /// How long the oldest undelivered notification has waited.
+    /// How long the oldest undelivered notification has waited: the one in delivery, else the
+    /// head of the buffer.
     pub(crate) fn oldest_pending_age(&self) -> Option<Duration> {
-        let buf = self.buffer.lock();
-        let oldest = buf
-            .in_flight_since
-            .or_else(|| buf.items.front().map(|(_, t)| *t))?;
+        let in_flight = self.in_flight_since.load(Ordering::Acquire);
+        let oldest = if in_flight > 0 {
+            self.epoch + Duration::from_nanos(in_flight - 1)
+        } else {
+            self.buffer.lock().items.front().map(|(_, t)| *t)?
+        };
         Some(Instant::now().saturating_duration_since(oldest))
     }
 

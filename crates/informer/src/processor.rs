@@ -88,6 +88,14 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
+    /// Wakes every listener with notifications waiting (appends do not wake: see
+    /// [`Listener::wake`]).
+    pub(crate) fn wake_all(&self) {
+        for l in self.listeners.read().iter() {
+            l.wake();
+        }
+    }
+
     /// Marks which listeners take part in the coming resync; true if any does
     /// (client-go's `shouldResync`).
     pub(crate) fn should_resync(&self) -> bool {
