@@ -40,20 +40,16 @@ fn config_map(i: usize, gen: usize, n: usize) -> Arc<ConfigMap> {
     })
 }
 
-/// Applies one popped entry to the cache as an informer does; returns how many deltas it held.
+/// Applies one popped entry to the cache as an informer does.
 fn apply(indexer: &Indexer<ConfigMap>, key: &str, deltas: &[kcache_delta_fifo::Delta<ConfigMap>]) {
     for d in deltas {
         match (d.type_, &d.object) {
             (DeltaType::Deleted, _) => {
                 indexer.delete_by_key(key);
             }
+            // Update if the key exists, else add: one look-up (`upsert`), as the informer does.
             (_, DeltaObject::Object(o)) => {
-                let r = if indexer.get_by_key(key).is_some() {
-                    indexer.update(o.clone())
-                } else {
-                    indexer.add(o.clone())
-                };
-                r.expect("indexer write");
+                indexer.upsert(o.clone()).expect("indexer write");
             }
             (_, DeltaObject::Tombstone(_)) => {}
         }

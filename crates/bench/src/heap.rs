@@ -1,18 +1,22 @@
-//! Heap bytes in use, counted by the global allocator — how `podsync` measures what a cache
-//! retains per object (exact live bytes, where RSS would also count allocator slack and freed
-//! pages not yet returned to the OS).
+//! The bench binary's global allocator: mimalloc — as a production controller binary would pick:
+//! glibc's malloc is slow to free objects on a thread other than the one that allocated them,
+//! which is what a FIFO consumer does — counting heap bytes in use, which is how `podsync`
+//! measures what a cache retains per object (exact live bytes, where RSS would also count
+//! allocator slack and freed pages not yet returned to the OS).
 //!
 //! Counting is off until a scenario calls [`start_counting`], so the other scenarios pay one
 //! relaxed load of a never-written flag per allocation and nothing else.
 #![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+use mimalloc::MiMalloc;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static IN_USE: AtomicIsize = AtomicIsize::new(0);
 
-/// The system allocator, counting allocated-minus-freed bytes while counting is on.
+/// mimalloc, counting allocated-minus-freed bytes while counting is on.
 struct Counting;
 
 #[global_allocator]
@@ -24,28 +28,28 @@ fn count(delta: isize) {
     }
 }
 
-// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s
+// SAFETY: every method forwards to `MiMalloc` with the caller's arguments unchanged, so its
 // guarantees are this allocator's; the counting touches only atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
         // SAFETY: forwarded as received (see the impl).
-        unsafe { System.alloc(layout) }
+        unsafe { MiMalloc.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
         // SAFETY: forwarded as received (see the impl).
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { MiMalloc.alloc_zeroed(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         count(-(layout.size() as isize));
         // SAFETY: forwarded as received (see the impl).
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { MiMalloc.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count(new_size as isize - layout.size() as isize);
         // SAFETY: forwarded as received (see the impl).
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
     }
 }
 
