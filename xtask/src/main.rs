@@ -4,9 +4,12 @@
 //! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
 //! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
 //!   `KUBEBUILDER_ASSETS` (build one with `shared/tools/envtest-assets.sh`).
+//! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
+//!   benchmarks); prints the kubeconfig path.
 //! - `soak [SEEDS]`: the reflector's chaos test with many seeds (default 500), in release mode.
 
 mod envtest;
+mod envtest_up;
 mod soak;
 
 use std::process::{Command, ExitCode};
@@ -16,10 +19,11 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("integration") => integration(&args[1..]),
+        Some("envtest-up") => envtest_up::run(&args[1..]),
         Some("soak") => soak::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest] | soak [SEEDS]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest] | envtest-up [--kubeconfig PATH] | soak [SEEDS]"
             );
             return ExitCode::from(2);
         }

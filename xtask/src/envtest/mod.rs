@@ -2,14 +2,27 @@
 //! `shared/tools/envtest-assets.sh`), writes a kubeconfig, and runs every integration test
 //! target with `KCACHE_TEST_KUBECONFIG` pointing at it. Both processes are always stopped.
 
-mod certs;
-mod control_plane;
+pub(crate) mod certs;
+pub(crate) mod control_plane;
 mod report;
 
 use std::path::{Path, PathBuf};
 
 /// Runs the envtest tier.
 pub fn run() -> Result<(), String> {
+    let assets = assets()?;
+    let dir = run_dir()?;
+    let result = run_in(&assets, &dir);
+    if result.is_ok() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        eprintln!("xtask: logs kept in {}", dir.display());
+    }
+    result
+}
+
+/// The `KUBEBUILDER_ASSETS` directory, checked to hold etcd and kube-apiserver.
+pub(crate) fn assets() -> Result<PathBuf, String> {
     let assets = std::env::var("KUBEBUILDER_ASSETS").map_err(|_| {
         "KUBEBUILDER_ASSETS is not set: run shared/tools/envtest-assets.sh and export what it prints".to_string()
     })?;
@@ -22,17 +35,10 @@ pub fn run() -> Result<(), String> {
             ));
         }
     }
-    let dir = run_dir()?;
-    let result = run_in(&assets, &dir);
-    if result.is_ok() {
-        let _ = std::fs::remove_dir_all(&dir);
-    } else {
-        eprintln!("xtask: logs kept in {}", dir.display());
-    }
-    result
+    Ok(assets)
 }
 
-fn run_dir() -> Result<PathBuf, String> {
+pub(crate) fn run_dir() -> Result<PathBuf, String> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
@@ -61,7 +67,11 @@ fn run_in(assets: &Path, dir: &Path) -> Result<(), String> {
     // `plane` drops here: kube-apiserver, then etcd, are stopped whatever the tests did.
 }
 
-fn write_kubeconfig(path: &Path, server: &str, creds: &certs::Credentials) -> Result<(), String> {
+pub(crate) fn write_kubeconfig(
+    path: &Path,
+    server: &str,
+    creds: &certs::Credentials,
+) -> Result<(), String> {
     let ca = std::fs::read(&creds.ca_cert).map_err(|e| format!("cannot read the CA: {e}"))?;
     let text = format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: {server}\n    certificate-authority-data: {}\n\
