@@ -4,8 +4,11 @@
 //! Adding a scenario: a module with an `Args` struct (clap) and a `run(Args)`, plus one variant
 //! in [`Scenario`] and one match arm in `main`.
 
+mod client;
+mod configmaps;
 mod fifo;
 mod heap;
+mod informer;
 mod podsync;
 mod report;
 mod store;
@@ -33,6 +36,12 @@ enum Scenario {
     Fifo(fifo::Args),
     /// An informer over a PodList fixture: sync, memory kept per pod, then update fan-out.
     Podsync(podsync::Args),
+    /// A ConfigMap informer against a server: time to sync, then to N update notifications.
+    Informer(informer::Args),
+    /// Creates ConfigMaps `bench-{i}` (about 300 bytes of data each) for `informer`.
+    Seed(configmaps::SeedArgs),
+    /// Modifies the seeded ConfigMaps N times, for `informer --expect-updates N`.
+    Churn(configmaps::ChurnArgs),
 }
 
 fn main() {
@@ -41,5 +50,8 @@ fn main() {
         Scenario::Store(args) => store::run(args),
         Scenario::Fifo(args) => fifo::run(args),
         Scenario::Podsync(args) => podsync::run(args),
+        Scenario::Informer(args) => informer::run(args),
+        Scenario::Seed(args) => configmaps::seed(args),
+        Scenario::Churn(args) => configmaps::churn(args),
     }
 }

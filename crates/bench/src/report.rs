@@ -4,12 +4,22 @@ use serde_json::{Map, Value};
 
 /// Peak resident set size (VmHWM) of this process, in bytes; 0 where /proc is unavailable.
 pub fn peak_rss_bytes() -> u64 {
+    status_bytes("VmHWM:")
+}
+
+/// Resident set size now (VmRSS), in bytes; 0 where /proc is unavailable.
+pub fn rss_bytes() -> u64 {
+    status_bytes("VmRSS:")
+}
+
+/// A `kB` field of /proc/self/status, in bytes.
+fn status_bytes(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|status| {
             status
                 .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(field))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         })
         .map_or(0, |kb| kb * 1024)

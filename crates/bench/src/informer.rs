@@ -1,0 +1,142 @@
+//! The `informer` scenario (BENCHMARKS.md): a typed ConfigMap informer over all namespaces, from
+//! a `SharedInformerFactory` on a client whose QPS limits are raised to 1000/1000 (as cgbench's),
+//! with one handler counting adds and updates. `sync_seconds` runs from `start` until
+//! `has_synced`; then, with `--expect-updates N`, `update_seconds` runs until N update
+//! notifications have arrived (another process — `kcache-bench churn` — modifies objects once
+//! "SYNCED" appears on stderr, the same line cgbench prints).
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
+use serde_json::json;
+use tokio::sync::Notify;
+
+use crate::client;
+use crate::report::{emit, rss_bytes};
+
+/// Flags, as cgbench's.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The kubeconfig of the server to list and watch.
+    #[arg(long)]
+    kubeconfig: PathBuf,
+    /// Update notifications to wait for after the sync (0: none).
+    #[arg(long, default_value_t = 0)]
+    expect_updates: u64,
+    /// Overall limit, as a Go duration (`90s`, `10m`) or seconds.
+    #[arg(long, default_value = "10m", value_parser = parse_duration)]
+    timeout: Duration,
+}
+
+/// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (number, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        other => return Err(format!("unknown unit {other:?} (use s, m or h)")),
+    };
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{number:?} is not a number"))?;
+    Duration::try_from_secs_f64(n * scale).map_err(|e| e.to_string())
+}
+
+/// What the handler counts; `reached` fires once `updates` reaches the expected number.
+struct Counts {
+    adds: AtomicU64,
+    updates: AtomicU64,
+    expect: u64,
+    reached: Notify,
+}
+
+pub fn run(args: Args) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let deadline = Instant::now() + args.timeout;
+    runtime.block_on(async {
+        let client = client::from_kubeconfig(&args.kubeconfig);
+        let factory = SharedInformerFactory::new(client, FactoryOptions::default());
+        let informer = factory.informer::<ConfigMap>();
+        let counts = Arc::new(Counts {
+            adds: AtomicU64::new(0),
+            updates: AtomicU64::new(0),
+            expect: args.expect_updates,
+            reached: Notify::new(),
+        });
+        let (on_add, on_update) = (counts.clone(), counts.clone());
+        informer
+            .add_event_handler(
+                ResourceEventHandlerFuncs::new()
+                    .on_add(move |_, _| {
+                        on_add.adds.fetch_add(1, Ordering::Relaxed);
+                    })
+                    .on_update(move |_, _| {
+                        let n = on_update.updates.fetch_add(1, Ordering::Relaxed) + 1;
+                        if n == on_update.expect {
+                            on_update.reached.notify_one();
+                        }
+                    }),
+            )
+            .expect("a new informer accepts handlers");
+
+        let start = Instant::now();
+        factory.start();
+        let synced = tokio::time::timeout_at(deadline.into(), informer.wait_for_cache_sync()).await;
+        if synced != Ok(true) {
+            eprintln!("sync timed out");
+            std::process::exit(1);
+        }
+        let sync_seconds = start.elapsed().as_secs_f64();
+        eprintln!("SYNCED");
+
+        let mut update_seconds = 0.0;
+        if args.expect_updates > 0 {
+            let t = Instant::now();
+            if tokio::time::timeout_at(deadline.into(), counts.reached.notified())
+                .await
+                .is_err()
+            {
+                eprintln!("timed out waiting for {} updates", args.expect_updates);
+            }
+            update_seconds = t.elapsed().as_secs_f64();
+        }
+        // Read before shutdown, as cgbench does while its informer still runs.
+        let fields = json!({
+            "sync_seconds": sync_seconds,
+            "objects": informer.indexer().len(),
+            "initial_adds": counts.adds.load(Ordering::Relaxed),
+            "updates": counts.updates.load(Ordering::Relaxed),
+            "update_seconds": update_seconds,
+            "rss_bytes": rss_bytes(),
+        });
+        factory.shutdown().await;
+        emit("informer", fields);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_in_go_forms() {
+        assert_eq!(parse_duration("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("1.5h"), Ok(Duration::from_secs(5400)));
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("m").is_err());
+    }
+}
