@@ -64,7 +64,15 @@ pub(crate) fn workspace_root() -> std::path::PathBuf {
 fn ci() -> Result<(), String> {
     cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cargo(
-        &["clippy", "--workspace", "--all-targets", "--all-features", "--", "-D", "warnings"],
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--",
+            "-D",
+            "warnings",
+        ],
         &[],
     )?;
     cargo(&["test", "--workspace"], &[])
@@ -74,6 +82,8 @@ fn integration(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         None | Some("--embedded") => cargo(&["test", "--workspace", "--test", "*"], &[]),
         Some("--envtest") => envtest::run(),
-        Some(other) => Err(format!("unknown integration tier {other:?} (use --embedded or --envtest)")),
+        Some(other) => Err(format!(
+            "unknown integration tier {other:?} (use --embedded or --envtest)"
+        )),
     }
 }
