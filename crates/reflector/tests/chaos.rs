@@ -375,3 +375,138 @@ async fn store_converges_to_the_server_under_chaos() {
     }
     eprintln!("{} chaos seeds in {:?}", seeds.len(), started.elapsed());
 }
+
+/// Holds a reflector off the server on demand: pausing ends the open watch cleanly and makes
+/// new lists and watches wait until resumed — the view a reflector has of a long disconnection.
+struct Pausable {
+    inner: Api<DynamicObject>,
+    paused: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Pausable {
+    async fn resumed(&self) {
+        let _ = self.paused.subscribe().wait_for(|p| !*p).await;
+    }
+}
+
+impl kcache_core::ListerWatcher<DynamicObject> for Pausable {
+    async fn list(
+        &self,
+        params: &kcache_core::ListParams,
+    ) -> Result<kcache_core::ObjectList<DynamicObject>, Error> {
+        self.resumed().await;
+        self.inner.list(params).await
+    }
+
+    async fn watch(
+        &self,
+        params: &kcache_core::WatchParams,
+    ) -> Result<kcache_core::WatchStream<DynamicObject>, Error> {
+        use futures_util::StreamExt;
+        self.resumed().await;
+        let stream = self.inner.watch(params).await?;
+        let mut rx = self.paused.subscribe();
+        let paused = async move {
+            let _ = rx.wait_for(|p| *p).await;
+        };
+        Ok(Box::pin(stream.take_until(paused)))
+    }
+}
+
+/// The watch history moves past the reflector's resourceVersion while it is disconnected: its
+/// re-watch is answered 410 Gone and it relists (at its last resourceVersion), ending equal to
+/// the server. On the embedded server the history is compacted directly; on a real
+/// kube-apiserver (`cargo xtask integration --envtest`) by waiting out the watch cache's 75 s
+/// freshness window and writing enough to evict the old events.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relists_after_the_watch_history_expired() {
+    let cluster = TestCluster::start().await.expect("test cluster");
+    let namespace = cluster.create_namespace("expiry").await.expect("namespace");
+    let names = NAMES as u64;
+    for i in 0..NAMES / 2 {
+        let cm = configmap(&namespace, &format!("cm-{i}"), 0);
+        let api = configmaps(&cluster, client_for(&cluster), &namespace);
+        api.create(&PostParams::default(), &cm)
+            .await
+            .expect("seed objects");
+    }
+    let (paused, _) = tokio::sync::watch::channel(false);
+    let paused = Arc::new(paused);
+    let lister = Pausable {
+        inner: configmaps(&cluster, client_for(&cluster), &namespace),
+        paused: paused.clone(),
+    };
+    let store = Arc::new(CheckingStore::default());
+    let mut options = reflector_options(1);
+    options.page_size = None;
+    let mut reflector = Reflector::new(lister, store.clone(), options);
+    let expired = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    reflector.set_watch_error_handler({
+        let expired = expired.clone();
+        move |_, e| {
+            if e.is_expired() {
+                expired.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    });
+    let handle = reflector.handle();
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn(reflector.run(cancel.clone()));
+    let mut rng = StdRng::seed_from_u64(7);
+    for _ in 0..10 {
+        let _ = cluster
+            .random_configmap_write(rng.random(), &namespace, names)
+            .await;
+    }
+    assert_converges(
+        "before the disconnection",
+        &cluster,
+        &namespace,
+        &store,
+        &handle,
+    )
+    .await;
+
+    paused.send_replace(true);
+    let relists = handle.stats().relists;
+    match cluster.server() {
+        Some(server) => {
+            for _ in 0..20 {
+                let _ = cluster
+                    .random_configmap_write(rng.random(), &namespace, names)
+                    .await;
+            }
+            server.compact_history();
+        }
+        None => {
+            eprintln!("waiting 80 s for the real watch cache's 75 s freshness window to pass");
+            tokio::time::sleep(Duration::from_secs(80)).await;
+            for _ in 0..3000 {
+                let _ = cluster
+                    .random_configmap_write(rng.random(), &namespace, names)
+                    .await;
+            }
+        }
+    }
+    paused.send_replace(false);
+    assert_converges(
+        "after the history expired",
+        &cluster,
+        &namespace,
+        &store,
+        &handle,
+    )
+    .await;
+    assert!(
+        expired.load(std::sync::atomic::Ordering::SeqCst),
+        "the re-watch from the old resourceVersion was answered 410 Gone (stats {:?})",
+        handle.stats()
+    );
+    assert!(
+        handle.stats().relists > relists,
+        "the reflector relisted: {:?}",
+        handle.stats()
+    );
+    cancel.cancel();
+    task.await.expect("the reflector task does not panic");
+}
