@@ -1,5 +1,6 @@
 //! `CompactValue`: an immutable JSON value whose strings, arrays and objects are hash-consed.
 
+use std::cell::RefCell;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, LazyLock};
 
@@ -213,9 +214,31 @@ impl CompactValue {
     }
 }
 
+/// Slots of the per-thread front cache of [`intern_str`].
+const FRONT_SLOTS: usize = 1024;
+
+thread_local! {
+    /// Strings this thread interned recently, direct-mapped by hash. Decoding repeats the same
+    /// keys and values over and over; a hit skips the shared table's shard lock and weak
+    /// upgrade. It keeps at most `FRONT_SLOTS` strings alive per thread.
+    static FRONT: RefCell<Vec<Option<(u64, Arc<str>)>>> = RefCell::new(vec![None; FRONT_SLOTS]);
+}
+
 /// The interned `Arc<str>` equal to `s` (allocates only the first time `s` is seen).
 pub(crate) fn intern_str(s: &str) -> Arc<str> {
-    STRINGS.intern(HASHER.hash_one(s), |x| x == s, || Arc::from(s))
+    let hash = HASHER.hash_one(s);
+    let slot = (hash as usize) & (FRONT_SLOTS - 1);
+    FRONT.with(|front| {
+        let mut front = front.borrow_mut();
+        if let Some((h, hit)) = &front[slot] {
+            if *h == hash && &**hit == s {
+                return hit.clone();
+            }
+        }
+        let interned = STRINGS.intern(hash, |x| x == s, || Arc::from(s));
+        front[slot] = Some((hash, interned.clone()));
+        interned
+    })
 }
 
 /// Deep equality, short-cut by pointer identity (interned equal values are the same `Arc`).
