@@ -217,11 +217,14 @@ impl CompactValue {
 /// Slots of the per-thread front cache of [`intern_str`].
 const FRONT_SLOTS: usize = 1024;
 
+/// One slot of the front cache: a string's hash and the interned string.
+type FrontSlot = Option<(u64, Arc<str>)>;
+
 thread_local! {
     /// Strings this thread interned recently, direct-mapped by hash. Decoding repeats the same
     /// keys and values over and over; a hit skips the shared table's shard lock and weak
     /// upgrade. It keeps at most `FRONT_SLOTS` strings alive per thread.
-    static FRONT: RefCell<Vec<Option<(u64, Arc<str>)>>> = RefCell::new(vec![None; FRONT_SLOTS]);
+    static FRONT: RefCell<Vec<FrontSlot>> = RefCell::new(vec![None; FRONT_SLOTS]);
 }
 
 /// The interned `Arc<str>` equal to `s` (allocates only the first time `s` is seen).
