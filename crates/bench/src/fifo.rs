@@ -4,13 +4,11 @@
 //! every delta to the indexer (update if the key exists, else add) as an informer does. The run
 //! ends when the queue is empty; then the FIFO is closed. Objects are built before the clock.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcache_core::KnownObjects;
 use kcache_delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType};
 use kcache_store::{Indexer, Indexers};
@@ -25,19 +23,6 @@ pub struct Args {
     /// Updates after the adds, cycling over the objects.
     #[arg(long, default_value_t = 1_000_000)]
     updates: usize,
-}
-
-fn config_map(i: usize, gen: usize, n: usize) -> Arc<ConfigMap> {
-    Arc::new(ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(format!("cm-{i}")),
-            namespace: Some(format!("ns-{}", i % 100)),
-            resource_version: Some((gen * n + i).to_string()),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([("k".to_string(), "v".to_string())])),
-        ..Default::default()
-    })
 }
 
 /// Applies one popped entry to the cache as an informer does.
@@ -65,8 +50,8 @@ pub fn run(args: Args) {
         ..Default::default()
     }));
     let objs: Vec<Arc<ConfigMap>> = (0..n)
-        .map(|i| config_map(i, 0, n))
-        .chain((0..updates).map(|j| config_map(j % n, 1 + j / n, n)))
+        .map(|i| crate::objects::config_map(i, 0, n, false))
+        .chain((0..updates).map(|j| crate::objects::config_map(j % n, 1 + j / n, n, false)))
         .collect();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

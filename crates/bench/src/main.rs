@@ -9,6 +9,7 @@ mod configmaps;
 mod fifo;
 mod heap;
 mod informer;
+mod objects;
 mod podsync;
 mod report;
 mod store;

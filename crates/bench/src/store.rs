@@ -3,12 +3,10 @@
 //! `by_index("app", "app-{i % 1000}")` look-ups. Objects are built before the clock starts, as in
 //! cgbench; the look-up loop formats its value string inside the clock, as cgbench's does.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcache_core::Object;
 use kcache_store::{IndexValues, Indexer, Indexers};
 use serde_json::json;
@@ -21,23 +19,6 @@ pub struct Args {
     objects: usize,
 }
 
-fn config_map(i: usize, gen: usize, n: usize) -> Arc<ConfigMap> {
-    Arc::new(ConfigMap {
-        metadata: ObjectMeta {
-            name: Some(format!("cm-{i}")),
-            namespace: Some(format!("ns-{}", i % 100)),
-            resource_version: Some((gen * n + i).to_string()),
-            labels: Some(BTreeMap::from([(
-                "app".to_string(),
-                format!("app-{}", (i + gen) % 1000),
-            )])),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([("k".to_string(), "v".to_string())])),
-        ..Default::default()
-    })
-}
-
 pub fn run(args: Args) {
     let n = args.objects;
     let store: Indexer<ConfigMap> = Indexer::new(
@@ -47,8 +28,12 @@ pub fn run(args: Args) {
                 Ok(IndexValues::one(cm.label("app").unwrap_or("")))
             }),
     );
-    let objs: Vec<Arc<ConfigMap>> = (0..n).map(|i| config_map(i, 0, n)).collect();
-    let upd: Vec<Arc<ConfigMap>> = (0..n).map(|i| config_map(i, 1, n)).collect();
+    let objs: Vec<Arc<ConfigMap>> = (0..n)
+        .map(|i| crate::objects::config_map(i, 0, n, true))
+        .collect();
+    let upd: Vec<Arc<ConfigMap>> = (0..n)
+        .map(|i| crate::objects::config_map(i, 1, n, true))
+        .collect();
 
     // The vectors live until the clock stops, as cgbench's slices do: replaced objects are freed
     // after the measurement on both sides (Go's collector frees them later, off this thread).
