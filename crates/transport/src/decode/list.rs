@@ -18,8 +18,7 @@ use futures_core::Stream;
 use kcache_core::{BoxError, Error, ListMeta, ObjectList};
 use serde::de::DeserializeOwned;
 
-use super::scanner::{is_ws, Capture, TooLarge, ValueScanner};
-use super::watch::too_large;
+use super::scanner::{is_ws, too_large, unexpected_byte, Capture, TooLarge, ValueScanner};
 
 /// The longest key remembered; longer keys are not ones the decoder looks for.
 const MAX_KEY: usize = 16;
@@ -106,14 +105,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
     }
 
     fn unexpected(&self, found: u8, at: usize, expected: &str) -> Error {
-        Error::decode(
-            "list",
-            format!(
-                "expected {expected} at byte {}, found {:?}",
-                self.offset + at as u64,
-                char::from(found)
-            ),
-        )
+        unexpected_byte("list", self.offset + at as u64, found, expected)
     }
 
     /// Decodes every item that completes in `chunk`, in order, into `out`.

@@ -5,6 +5,7 @@
 //! whether the previous byte was a backslash inside a string. Malformed content inside the value
 //! is left to `serde_json`, which decodes the finished slice.
 
+use kcache_core::Error;
 use memchr::memchr2;
 
 /// Where the end of one JSON value is, fed chunk by chunk. Starts at the value's first byte.
@@ -140,6 +141,25 @@ impl Capture {
         self.scanner = ValueScanner::default();
         self.buf.clear();
     }
+}
+
+/// The error of a value over the size limit, for either decoder.
+pub(crate) fn too_large(what: &str, size: usize, limit: usize) -> Error {
+    Error::decode(
+        what,
+        format!("object larger than the maximum of {limit} bytes (at least {size} bytes)"),
+    )
+}
+
+/// The error of a byte that cannot stand where it does, naming its offset in the body.
+pub(crate) fn unexpected_byte(what: &str, at: u64, found: u8, expected: &str) -> Error {
+    Error::decode(
+        what,
+        format!(
+            "expected {expected} at byte {at}, found {:?}",
+            char::from(found)
+        ),
+    )
 }
 
 #[cfg(test)]

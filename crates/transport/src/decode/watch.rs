@@ -14,7 +14,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::scanner::{is_ws, Capture, TooLarge};
+use super::scanner::{is_ws, too_large, unexpected_byte, Capture, TooLarge};
 
 /// The default largest single JSON value (one watch event, one list item) the decoders accept.
 ///
@@ -63,14 +63,8 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                     break;
                 }
                 if chunk[i] != b'{' {
-                    return Err(Error::decode(
-                        "watch event",
-                        format!(
-                            "expected '{{' at byte {}, found {:?}",
-                            self.offset + i as u64,
-                            char::from(chunk[i])
-                        ),
-                    ));
+                    let at = self.offset + i as u64;
+                    return Err(unexpected_byte("watch event", at, chunk[i], "'{'"));
                 }
             }
             let fed = self
@@ -103,13 +97,6 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
         }
         Ok(())
     }
-}
-
-pub(crate) fn too_large(what: &str, size: usize, limit: usize) -> Error {
-    Error::decode(
-        what,
-        format!("object larger than the maximum of {limit} bytes (at least {size} bytes)"),
-    )
 }
 
 /// Decodes one complete watch event.
