@@ -1,8 +1,6 @@
 //! The `Foo` custom resource (sample-controller's `pkg/apis/samplecontroller/v1alpha1`), typed.
 
-use std::collections::BTreeMap;
-
-use kcache_core::{Object, ObjectMeta, Resource};
+use kcache_core::{ObjectMeta, Resource};
 use serde::{Deserialize, Serialize};
 
 /// A `Foo`: "run `replicas` nginx pods in a Deployment named `deploymentName`".
@@ -54,26 +52,7 @@ impl Resource for Foo {
     const NAMESPACED: bool = true;
 }
 
-impl Object for Foo {
-    fn name(&self) -> &str {
-        &self.metadata.name
-    }
-    fn namespace(&self) -> Option<&str> {
-        self.metadata.namespace.as_deref()
-    }
-    fn resource_version(&self) -> Option<&str> {
-        self.metadata.resource_version.as_deref()
-    }
-    fn uid(&self) -> Option<&str> {
-        self.metadata.uid.as_deref()
-    }
-    fn labels(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata.labels.as_ref()
-    }
-    fn annotations(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata.annotations.as_ref()
-    }
-}
+kcache_core::impl_object_for_metadata!(Foo);
 
 impl Foo {
     /// A new Foo to create in `namespace`.

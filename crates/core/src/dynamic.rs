@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::meta::{ObjectMeta, TypeMeta};
-use crate::Object;
 
 /// An object of any kind: typed metadata, everything else kept as JSON.
 ///
@@ -59,30 +58,12 @@ impl DynamicObject {
     }
 }
 
-impl Object for DynamicObject {
-    fn name(&self) -> &str {
-        &self.metadata.name
-    }
-    fn namespace(&self) -> Option<&str> {
-        self.metadata.namespace.as_deref()
-    }
-    fn resource_version(&self) -> Option<&str> {
-        self.metadata.resource_version.as_deref()
-    }
-    fn uid(&self) -> Option<&str> {
-        self.metadata.uid.as_deref()
-    }
-    fn labels(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata.labels.as_ref()
-    }
-    fn annotations(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata.annotations.as_ref()
-    }
-}
+crate::impl_object_for_metadata!(DynamicObject);
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Object;
 
     #[test]
     fn round_trips_losslessly() {
