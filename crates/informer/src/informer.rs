@@ -51,7 +51,6 @@ impl<K> Clone for SharedIndexInformer<K> {
 }
 
 pub(crate) struct Shared<K> {
-    name: String,
     lw: BoxListerWatcher<K>,
     indexer: Arc<Indexer<K>>,
     processor: Processor<K>,
@@ -121,7 +120,6 @@ impl<K: Object> SharedIndexInformer<K> {
     {
         SharedIndexInformer {
             shared: Arc::new(Shared {
-                name: options.name.clone(),
                 lw: BoxListerWatcher::new(lw),
                 indexer: Arc::new(Indexer::new(indexers)),
                 processor: Processor::new(),
@@ -146,7 +144,7 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// The informer's name.
     pub fn name(&self) -> &str {
-        &self.shared.name
+        &self.shared.options.name
     }
 
     /// The cache (client-go's `GetIndexer`; `GetStore` is the same object here).
@@ -168,7 +166,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let mut st = self.shared.state.lock();
         if st.started {
             return Err(InformerError::AlreadyStarted(
-                self.shared.name.clone(),
+                self.shared.options.name.clone(),
                 "the transform",
             ));
         }
@@ -184,7 +182,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let mut st = self.shared.state.lock();
         if st.started {
             return Err(InformerError::AlreadyStarted(
-                self.shared.name.clone(),
+                self.shared.options.name.clone(),
                 "the watch error handler",
             ));
         }
@@ -213,7 +211,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let sh = &self.shared;
         let mut st = sh.state.lock();
         if sh.stopped.load(Ordering::Acquire) {
-            return Err(InformerError::Stopped(sh.name.clone()));
+            return Err(InformerError::Stopped(sh.options.name.clone()));
         }
         let mut requested = resync_period;
         if !requested.is_zero() {
@@ -341,7 +339,7 @@ impl<K: Object> SharedIndexInformer<K> {
             (st.fifo.clone(), st.reflector.clone())
         };
         InformerStats {
-            name: sh.name.clone(),
+            name: sh.options.name.clone(),
             objects: sh.indexer.len(),
             reflector: reflector.as_ref().map(|r| r.stats()).unwrap_or_default(),
             last_sync_resource_version: reflector
@@ -371,7 +369,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let (fifo, reflector) = {
             let mut st = sh.state.lock();
             if st.started {
-                return Err(InformerError::RunTwice(sh.name.clone()));
+                return Err(InformerError::RunTwice(sh.options.name.clone()));
             }
             st.started = true;
             let known: Arc<dyn KnownObjects<K>> = sh.indexer.clone();
@@ -382,7 +380,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 mode: sh.options.fifo_mode,
             }));
             let mut ropts = sh.options.reflector.clone();
-            ropts.name = sh.name.clone();
+            ropts.name = sh.options.name.clone();
             ropts.resync_period = st.resync_check_period;
             let store = NotifyingStore::new(fifo.clone(), sh.signal.clone());
             let mut reflector = Reflector::new(sh.lw.clone(), store, ropts);
@@ -426,7 +424,7 @@ impl<K: Object> SharedIndexInformer<K> {
         reflector_cancel.cancel();
         fifo.close();
         if let Err(e) = reflector_task.await {
-            tracing::error!(informer = %sh.name, "reflector task failed: {e}");
+            tracing::error!(informer = %sh.options.name, "reflector task failed: {e}");
         }
         {
             let _st = sh.state.lock();
@@ -476,7 +474,7 @@ impl<K: Object> Shared<K> {
                         None => {
                             if let Some(o) = d.object.object() {
                                 if let Err(e) = self.indexer.delete(o.clone()) {
-                                    tracing::error!(informer = %self.name, "cache delete failed: {e}");
+                                    tracing::error!(informer = %self.options.name, "cache delete failed: {e}");
                                 }
                             }
                         }
@@ -490,7 +488,7 @@ impl<K: Object> Shared<K> {
                     };
                     match self.indexer.upsert(obj.clone()) {
                         Err(e) => {
-                            tracing::error!(informer = %self.name, "cache write failed: {e}");
+                            tracing::error!(informer = %self.options.name, "cache write failed: {e}");
                         }
                         Ok(Some(old)) => {
                             // Same resourceVersion: a resync, only for handlers due one.
