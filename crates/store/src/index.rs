@@ -77,23 +77,25 @@ impl<K> Index<K> {
     }
 
     /// Moves `key` from `old`'s values to `new`'s. When they are the same (the usual update) only
-    /// the object handle in each set is replaced.
+    /// the object handle in each set is replaced — and only if `last`: within a run of writes
+    /// to one key under one lock hold, nobody can see the handles of the writes in between.
     pub(crate) fn update(
         &mut self,
         key: &ObjectKey,
         old: &mut Values,
         new: &IndexValues<'_>,
         obj: &Arc<K>,
+        last: bool,
     ) {
-        if old.same_as(new) {
+        if !old.same_as(new) {
+            self.remove(key, old);
+            *old = self.insert(key, new, obj);
+        } else if last {
             for v in old.as_slice() {
                 if let Some(handle) = self.buckets.get_mut(v).and_then(|b| b.members.get_mut(key)) {
                     *handle = obj.clone();
                 }
             }
-        } else {
-            self.remove(key, old);
-            *old = self.insert(key, new, obj);
         }
     }
 

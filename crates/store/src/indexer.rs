@@ -1,5 +1,6 @@
 //! The thread-safe store with indexes: client-go's `cache.Indexer` over a `ThreadSafeStore`.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -74,6 +75,57 @@ impl<K: Object> Indexer<K> {
     pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         let key = self.key_of(&obj)?;
         self.put(key, obj)
+    }
+
+    /// Adds or replaces each object in turn and returns what each write replaced: the same
+    /// result as [`Indexer::upsert`] on each, but consecutive objects with one key — the deltas
+    /// of a popped FIFO entry — are written under one lock hold and one look-up, each with its
+    /// own index maintenance. Key and index functions run for every object before the lock is
+    /// taken; if one fails, nothing changes.
+    pub fn upsert_all<O: Borrow<Arc<K>>>(
+        &self,
+        objs: &[O],
+    ) -> Result<Vec<Option<Arc<K>>>, StoreError> {
+        let obj = |i: usize| -> &Arc<K> { objs[i].borrow() };
+        // Runs of one key: (key, first object). Usually one.
+        let mut runs: Vec<(ObjectKey, usize)> = Vec::with_capacity(1);
+        for i in 0..objs.len() {
+            // The default key function's keys are compared without building them.
+            if i > 0 && matches!(self.key_func, KeyFunc::MetaNamespace) {
+                let (prev, this) = (obj(i - 1), obj(i));
+                if prev.name() == this.name() && prev.namespace() == this.namespace() {
+                    continue;
+                }
+            }
+            let key = self.key_of(obj(i))?;
+            if runs.last().is_none_or(|(last, _)| *last != key) {
+                runs.push((key, i));
+            }
+        }
+        loop {
+            let indexers = self.state.read().indexers.clone();
+            // Every object's values in one buffer, `indexers.len()` per object.
+            let mut values = Vec::with_capacity(objs.len() * indexers.len());
+            for (r, (key, _)) in runs.iter().enumerate() {
+                for i in run_range(&runs, r, objs.len()) {
+                    indexers.compute_into(key, obj(i), &mut values)?;
+                }
+            }
+            let mut st = self.state.write();
+            if !Arc::ptr_eq(&st.indexers, &indexers) {
+                continue;
+            }
+            let mut replaced = Vec::with_capacity(objs.len());
+            let per_object = indexers.len();
+            for (r, (key, _)) in runs.iter().enumerate() {
+                let range = run_range(&runs, r, objs.len());
+                let run_values = &values[range.start * per_object..range.end * per_object];
+                st.put_run(key.clone(), &objs[range], run_values, |old| {
+                    replaced.push(old)
+                });
+            }
+            return Ok(replaced);
+        }
     }
 
     fn put(&self, key: ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
@@ -287,4 +339,9 @@ impl<K: Object> Indexer<K> {
             .map(|index| index.values().cloned().collect())
             .unwrap_or_default()
     }
+}
+
+/// The objects of run `r`: from its start to the next run's (or the end).
+fn run_range(runs: &[(ObjectKey, usize)], r: usize, len: usize) -> std::ops::Range<usize> {
+    runs[r].1..runs.get(r + 1).map_or(len, |next| next.1)
 }

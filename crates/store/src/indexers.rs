@@ -106,16 +106,26 @@ impl<K> Indexers<K> {
         key: &ObjectKey,
         obj: &'a K,
     ) -> Result<Vec<IndexValues<'a>>, StoreError> {
-        self.entries
-            .iter()
-            .map(|(name, f)| {
-                f(obj).map_err(|e| StoreError::IndexFunc {
-                    index: name.to_string(),
-                    key: key.to_string(),
-                    message: e.to_string(),
-                })
-            })
-            .collect()
+        let mut values = Vec::with_capacity(self.entries.len());
+        self.compute_into(key, obj, &mut values)?;
+        Ok(values)
+    }
+
+    /// [`Indexers::compute`] appending to `out` (one buffer for several objects' values).
+    pub(crate) fn compute_into<'a>(
+        &self,
+        key: &ObjectKey,
+        obj: &'a K,
+        out: &mut Vec<IndexValues<'a>>,
+    ) -> Result<(), StoreError> {
+        for (name, f) in &self.entries {
+            out.push(f(obj).map_err(|e| StoreError::IndexFunc {
+                index: name.to_string(),
+                key: key.to_string(),
+                message: e.to_string(),
+            })?);
+        }
+        Ok(())
     }
 
     /// These index functions followed by `more`'s.

@@ -1,5 +1,6 @@
 //! What the lock protects: the items and every index, always changed together.
 
+use std::borrow::Borrow;
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,41 +48,62 @@ impl<K> State<K> {
         obj: Arc<K>,
         values: &[IndexValues<'_>],
     ) -> Option<Arc<K>> {
-        debug_assert_eq!(values.len(), self.indices.len());
-        // Index sets are keyed by the stored key itself: the same allocation, so comparing keys
-        // there is a pointer comparison rather than a string one.
-        match self.items.entry(key) {
-            (Entry::Occupied(mut e), _) => {
+        let mut replaced = None;
+        self.put_run(key, &[obj], values, |old| replaced = old);
+        replaced
+    }
+
+    /// Writes `objs` (all filed under `key`) in turn with one look-up, each moved between index
+    /// sets as its values say (`values` holds one per index function for each object, in
+    /// order); `replaced` gets what each write replaced, in order.
+    pub(crate) fn put_run<O: Borrow<Arc<K>>>(
+        &mut self,
+        key: ObjectKey,
+        objs: &[O],
+        values: &[IndexValues<'_>],
+        mut replaced: impl FnMut(Option<Arc<K>>),
+    ) {
+        let per_object = self.indices.len();
+        debug_assert_eq!(values.len(), objs.len() * per_object);
+        let values_of = |i: usize| &values[i * per_object..(i + 1) * per_object];
+        let Some(first) = objs.first().map(Borrow::borrow) else {
+            return;
+        };
+        let (entry, len) = self.items.entry(key);
+        let (key, slot, updates_from) = match entry {
+            Entry::Occupied(e) => (e.key().clone(), e.into_mut(), 0),
+            Entry::Vacant(e) => {
                 let key = e.key().clone();
-                let slot = e.get_mut();
-                for ((index, old), new) in self
-                    .indices
-                    .iter_mut()
-                    .zip(&mut slot.values[..])
-                    .zip(values)
-                {
-                    index.update(&key, old, new, &obj);
-                }
-                Some(std::mem::replace(&mut slot.obj, obj))
-            }
-            (Entry::Vacant(e), len) => {
                 let stored = self
                     .indices
                     .iter_mut()
-                    .zip(values)
-                    .map(|(index, new)| index.insert(e.key(), new, &obj))
+                    .zip(values_of(0))
+                    .map(|(index, new)| index.insert(&key, new, first))
                     .collect();
-                e.insert(Slot {
-                    obj,
+                *len += 1;
+                replaced(None);
+                let slot = e.insert(Slot {
+                    obj: Arc::clone(first),
                     values: stored,
                 });
-                *len += 1;
-                None
+                (key, slot, 1)
             }
+        };
+        let last = objs.len() - 1;
+        for (i, obj) in objs.iter().enumerate().skip(updates_from) {
+            let obj = obj.borrow();
+            for ((index, old), new) in self
+                .indices
+                .iter_mut()
+                .zip(&mut slot.values[..])
+                .zip(values_of(i))
+            {
+                index.update(&key, old, new, obj, i == last);
+            }
+            replaced(Some(std::mem::replace(&mut slot.obj, Arc::clone(obj))));
         }
     }
 
-    /// Removes the object at `key` from the items and every index.
     pub(crate) fn remove(&mut self, key: &str) -> Option<Slot<K>> {
         let (key, slot) = self.items.remove(key)?;
         for (index, old) in self.indices.iter_mut().zip(&slot.values[..]) {

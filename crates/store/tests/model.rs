@@ -55,6 +55,8 @@ enum Op {
     Delete(Spec),
     DeleteByKey(&'static str, &'static str),
     Replace(Vec<Spec>),
+    /// `upsert_all`: runs of one key (a popped FIFO entry's deltas) and of several.
+    UpsertAll(Vec<Spec>),
     AddMultiIndex,
 }
 
@@ -75,6 +77,16 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (prop::sample::select(vec!["ns1", "ns2"]), prop::sample::select(vec!["a", "b", "c"]))
             .prop_map(|(ns, name)| Op::DeleteByKey(ns, name)),
         1 => prop::collection::vec(spec(), 0..6).prop_map(Op::Replace),
+        2 => prop::collection::vec(spec(), 0..6).prop_map(|mut specs| {
+            // Mostly one key, as a popped FIFO entry has.
+            if specs.len() > 2 {
+                let (ns, name, last) = (specs[0].ns, specs[0].name, specs.len() - 1);
+                for s in &mut specs[1..last] {
+                    (s.ns, s.name) = (ns, name);
+                }
+            }
+            Op::UpsertAll(specs)
+        }),
         1 => Just(Op::AddMultiIndex),
     ]
 }
@@ -117,7 +129,15 @@ fn store_index(store: &Indexer<DynamicObject>, name: &str) -> BTreeMap<String, B
             .by_index(name, &value)
             .unwrap()
             .iter()
-            .map(|o| ObjectKey::of(&**o).to_string())
+            .map(|o| {
+                let key = ObjectKey::of(&**o).to_string();
+                let stored = store.get_by_key(&key).expect("indexed key is stored");
+                assert!(
+                    Arc::ptr_eq(o, &stored),
+                    "{name}={value} holds the stored version of {key}"
+                );
+                key
+            })
             .collect();
         let keys: BTreeSet<String> = keys.iter().map(|k| k.to_string()).collect();
         assert_eq!(
@@ -194,6 +214,23 @@ fn run(ops: Vec<Op>) {
                 } else {
                     res.unwrap();
                     model.items = specs.into_iter().map(|s| (s.key(), s)).collect();
+                }
+            }
+            Op::UpsertAll(specs) => {
+                let objs: Vec<_> = specs.iter().map(Spec::build).collect();
+                let res = store.upsert_all(&objs);
+                if model.has_multi && specs.iter().any(|s| s.multi().is_none()) {
+                    assert!(matches!(res, Err(StoreError::IndexFunc { .. })));
+                } else {
+                    let replaced = res.unwrap();
+                    assert_eq!(replaced.len(), specs.len());
+                    for (s, old) in specs.into_iter().zip(replaced) {
+                        let expected = model.items.insert(s.key(), s);
+                        assert_eq!(
+                            old.map(|o| o.label("m").map(str::to_string)),
+                            expected.map(|e| Some(e.m.to_string()))
+                        );
+                    }
                 }
             }
             Op::AddMultiIndex => {
