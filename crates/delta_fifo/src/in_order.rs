@@ -45,13 +45,18 @@ impl<K> InOrderQueue<K> {
 }
 
 impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>) {
-        self.items.push_back(Self::entry(key, delta));
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant) {
+        self.items.push_back(Entry {
+            key,
+            delta,
+            since: at,
+        });
     }
 
     fn delete(&mut self, key: ObjectKey, obj: Arc<K>, _known: &KnownView<'_, K>) {
         // RealFIFO queues every deletion: the consumer ignores one of an unknown key.
-        self.push(key, Delta::new(DeltaType::Deleted, obj));
+        self.items
+            .push_back(Self::entry(key, Delta::new(DeltaType::Deleted, obj)));
     }
 
     fn replace(
@@ -84,10 +89,12 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
             vanished.push((k, obj));
         }
         for (k, obj) in vanished {
-            self.push(k.clone(), Delta::tombstone(k, obj));
+            self.items
+                .push_back(Self::entry(k.clone(), Delta::tombstone(k, obj)));
         }
         for (key, obj) in items {
-            self.push(key, Delta::new(DeltaType::Replaced, obj));
+            self.items
+                .push_back(Self::entry(key, Delta::new(DeltaType::Replaced, obj)));
         }
         self.items.len()
     }
@@ -102,7 +109,8 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
                 continue;
             }
             if let Some(obj) = known.get(&k) {
-                self.push(k, Delta::new(DeltaType::Sync, obj));
+                self.items
+                    .push_back(Self::entry(k, Delta::new(DeltaType::Sync, obj)));
             }
         }
     }

@@ -11,12 +11,21 @@ use tokio::time::Instant;
 use crate::rules::{KnownView, Processing, QueueRules};
 use crate::{Delta, DeltaObject, DeltaType, Deltas};
 
+/// Emptied delta lists kept for reuse, at most this many...
+const SPARE_LISTS: usize = 1024;
+/// ...and none longer than this, so a burst of long lists is not kept forever.
+const SPARE_CAPACITY: usize = 64;
+
 /// Per-key delta lists plus the order their keys were queued in.
 ///
 /// Invariant: a key is in `queue` iff it is in `items`, exactly once; its list is never empty.
 pub(crate) struct KeyedQueue<K> {
     items: AHashMap<ObjectKey, Vec<Delta<K>>>,
     queue: VecDeque<(ObjectKey, Instant)>,
+    /// Lists of processed entries, handed back by consumers: a producer reuses one for a newly
+    /// queued key instead of allocating (and growing) a fresh list that a consumer thread
+    /// frees again — a steady producer/consumer pair then recycles the same few buffers.
+    spare: Vec<Vec<Delta<K>>>,
 }
 
 impl<K> KeyedQueue<K> {
@@ -24,18 +33,28 @@ impl<K> KeyedQueue<K> {
         KeyedQueue {
             items: AHashMap::new(),
             queue: VecDeque::new(),
+            spare: Vec::new(),
         }
     }
 
-    /// Appends a delta; a key already queued keeps its place.
-    fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
+    /// Appends a delta that arrived at `at`; a key already queued keeps its place.
+    fn append_at(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant) {
         match self.items.entry(key) {
             Entry::Occupied(mut e) => push_deduped(e.get_mut(), delta),
             Entry::Vacant(e) => {
-                self.queue.push_back((e.key().clone(), Instant::now()));
-                e.insert(vec![delta]);
+                self.queue.push_back((e.key().clone(), at));
+                let mut list = self.spare.pop().unwrap_or_default();
+                list.push(delta);
+                e.insert(list);
             }
         }
+    }
+}
+
+impl<K> KeyedQueue<K> {
+    /// Appends a delta arriving now.
+    fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
+        self.append_at(key, delta, Instant::now());
     }
 }
 
@@ -54,8 +73,8 @@ fn push_deduped<K>(deltas: &mut Vec<Delta<K>>, d: Delta<K>) {
 }
 
 impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>) {
-        self.append(key, delta);
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant) {
+        self.append_at(key, delta, at);
     }
 
     fn delete(&mut self, key: ObjectKey, obj: Arc<K>, known: &KnownView<'_, K>) {
@@ -140,6 +159,13 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
                 self.queue.push_back((e.key().clone(), Instant::now()));
                 e.insert(deltas.0);
             }
+        }
+    }
+
+    fn recycle(&mut self, emptied: Vec<Delta<K>>) {
+        debug_assert!(emptied.is_empty());
+        if self.spare.len() < SPARE_LISTS && emptied.capacity() <= SPARE_CAPACITY {
+            self.spare.push(emptied);
         }
     }
 

@@ -17,4 +17,4 @@ pub use error::Error;
 pub use fifo::{DeltaFifo, QueueMetrics};
 pub use kcache_core::DeletedFinalStateUnknown;
 pub use options::{DeltaFifoOptions, FifoMode, TransformFunc};
-pub use popped::Popped;
+pub use popped::{Popped, PoppedBatch, PoppedEntry};

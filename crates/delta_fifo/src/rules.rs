@@ -58,8 +58,8 @@ impl<K> KnownView<'_, K> {
 
 /// The queueing rules of one mode; the shell holds the lock while calling them.
 pub(crate) trait QueueRules<K>: Send {
-    /// Queues an `Added`/`Updated` delta.
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>);
+    /// Queues an `Added`/`Updated` delta pushed at `at`.
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant);
     /// Queues a `Deleted` delta, unless the mode's rules say the deletion is of nothing.
     fn delete(&mut self, key: ObjectKey, obj: Arc<K>, known: &KnownView<'_, K>);
     /// Applies a relist; returns the initial population count it implies.
@@ -75,6 +75,10 @@ pub(crate) trait QueueRules<K>: Send {
     fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>)>;
     /// Puts popped deltas back ahead of any newer deltas of the same key.
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>);
+    /// Takes back the emptied list of a processed entry, for a later key to reuse.
+    fn recycle(&mut self, emptied: Vec<Delta<K>>) {
+        let _ = emptied;
+    }
     /// How many entries wait to be popped (keys in Delta mode, deltas in Real mode).
     fn depth(&self) -> usize;
     /// When the entry at the head of the queue was queued.

@@ -319,10 +319,10 @@ fn key_of() {
     // TestDeltaFIFO_KeyOf
     let a = DeltaObject::Object(obj("A", 0));
     assert_eq!(a.key().as_str(), "A");
-    let b = DeltaObject::<Obj>::Tombstone(DeletedFinalStateUnknown {
+    let b = DeltaObject::<Obj>::Tombstone(Box::new(DeletedFinalStateUnknown {
         key: "B".into(),
         obj: None,
-    });
+    }));
     assert_eq!(b.key().as_str(), "B");
     let c = Deltas::from(vec![Delta::new(DeltaType::Added, obj("C", 0))]);
     assert_eq!(c.key().unwrap().as_str(), "C");

@@ -66,6 +66,8 @@ enum Op {
     Pop,
     /// Pop, run the next op while the popped deltas are still being processed, then apply.
     PopHeld,
+    /// Pop a batch of up to this many entries, applying them in order.
+    PopBatch(usize),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -79,6 +81,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Resync),
         3 => Just(Op::Pop),
         2 => Just(Op::PopHeld),
+        2 => (1usize..4).prop_map(Op::PopBatch),
     ]
 }
 
@@ -244,7 +247,7 @@ fn produce(
                 m.resync();
             }
         }
-        Op::Pop | Op::PopHeld => {}
+        Op::Pop | Op::PopHeld | Op::PopBatch(_) => {}
     }
 }
 
@@ -255,6 +258,14 @@ fn new_fifo(mode: FifoMode, cache: &Arc<Cache>) -> DeltaFifo<Obj> {
         mode,
         ..Default::default()
     })
+}
+
+/// Runs a pop to completion on this thread (a batch pop of a non-empty queue never waits).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime")
+        .block_on(f)
 }
 
 /// Runs `ops`; with a model, checks every pop against it. Returns the truth.
@@ -268,7 +279,16 @@ fn run(
     let mut i = 0;
     while i < ops.len() {
         match &ops[i] {
-            Op::Pop | Op::PopHeld if f.is_empty() => {}
+            Op::Pop | Op::PopHeld | Op::PopBatch(_) if f.is_empty() => {}
+            Op::PopBatch(max) => {
+                let batch = block_on(f.pop_batch(*max)).unwrap();
+                for entry in batch.entries() {
+                    cache.apply(entry.deltas());
+                    if let Some(m) = model.as_deref_mut() {
+                        prop_assert_eq!(Some(render(entry.deltas())), m.pop());
+                    }
+                }
+            }
             Op::Pop => {
                 let got = f.pop_blocking(|d, _| {
                     cache.apply(d);
