@@ -23,8 +23,9 @@ use crate::registration::ResourceEventHandlerRegistration;
 use crate::sync_signal::SyncSignal;
 
 /// Pops between wake-ups of handler threads while the FIFO stays busy (it bounds how long a
-/// notification can wait in a buffer before its thread is woken).
-const WAKE_BATCH: u64 = 64;
+/// notification can wait in a buffer before its thread is woken); also the most entries taken
+/// from the FIFO at once.
+const WAKE_BATCH: usize = 64;
 
 /// Turns given to the producer before an empty FIFO counts as idle.
 const IDLE_YIELDS: usize = 4;
@@ -396,20 +397,26 @@ impl<K: Object> SharedIndexInformer<K> {
         sh.processor.run();
         let reflector_cancel = cancel.child_token();
         let reflector_task = tokio::spawn(reflector.run(reflector_cancel.clone()));
-        let mut pops: u64 = 0;
+        let mut pops: usize = 0;
         loop {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => break,
-                popped = fifo.pop(|deltas, initial| sh.handle_deltas(deltas, initial)) => {
-                    if popped.is_err() {
+                batch = fifo.pop_batch(WAKE_BATCH) => {
+                    let Ok(batch) = batch else {
                         break;
+                    };
+                    for entry in batch.entries() {
+                        sh.handle_deltas(entry.deltas(), entry.is_in_initial_list());
                     }
+                    let popped = batch.entries().len();
+                    drop(batch);
                     // Handler threads are woken in batches: every WAKE_BATCH pops, and when the
                     // FIFO stays empty after giving the producer a few turns (a stream of events
                     // keeps it busy; an idle one is noticed at once, with no timer).
-                    pops += 1;
-                    if pops % WAKE_BATCH == 0 || fifo_stays_empty(&fifo).await {
+                    pops += popped;
+                    if pops >= WAKE_BATCH || fifo_stays_empty(&fifo).await {
+                        pops = 0;
                         sh.processor.wake_all();
                     }
                     if !sh.synced_once.load(Ordering::Acquire) {
@@ -461,12 +468,16 @@ impl<K: Object> Shared<K> {
     }
 
     /// Applies one key's deltas to the cache and notifies handlers (client-go's
-    /// `processDeltas`): the cache first, then the notification.
+    /// `processDeltas`): the cache first, then the notification. The writes between two
+    /// deletions go to the indexer as one `upsert_all` — every delta's object is written in
+    /// turn, under one lock hold — and the notifications follow in delta order.
     fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool) {
         let _block = self.block_deltas.lock();
+        let mut run: Vec<&Arc<K>> = Vec::with_capacity(deltas.len());
         for d in deltas.iter() {
             match d.type_ {
                 DeltaType::Deleted => {
+                    self.write_run(&mut run, is_in_initial_list);
                     match d.object.as_tombstone() {
                         Some(t) => {
                             self.indexer.delete_tombstone(t);
@@ -483,31 +494,59 @@ impl<K: Object> Shared<K> {
                         .distribute(&Notification::Delete(d.object.clone()), false);
                 }
                 DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
-                    let Some(obj) = d.object.object() else {
-                        continue;
-                    };
-                    match self.indexer.upsert(obj.clone()) {
+                    if let Some(obj) = d.object.object() {
+                        run.push(obj);
+                    }
+                }
+            }
+        }
+        self.write_run(&mut run, is_in_initial_list);
+    }
+
+    /// Writes a run of objects to the cache, then notifies an update for each that replaced an
+    /// object and an add for each that did not. If an index function fails on one of them, the
+    /// run is written one object at a time, so only the failing ones are skipped (and logged).
+    fn write_run(&self, run: &mut Vec<&Arc<K>>, is_in_initial_list: bool) {
+        if run.is_empty() {
+            return;
+        }
+        match self.indexer.upsert_all(run) {
+            Ok(replaced) => {
+                for (obj, old) in run.iter().zip(replaced) {
+                    self.notify_write(obj, old, is_in_initial_list);
+                }
+            }
+            Err(_) => {
+                for obj in run.iter() {
+                    match self.indexer.upsert(Arc::clone(obj)) {
+                        Ok(old) => self.notify_write(obj, old, is_in_initial_list),
                         Err(e) => {
                             tracing::error!(informer = %self.options.name, "cache write failed: {e}");
                         }
-                        Ok(Some(old)) => {
-                            // Same resourceVersion: a resync, only for handlers due one.
-                            let is_sync = old.resource_version() == obj.resource_version();
-                            let n = Notification::Update {
-                                old,
-                                new: obj.clone(),
-                            };
-                            self.processor.distribute(&n, is_sync);
-                        }
-                        Ok(None) => {
-                            let n = Notification::Add {
-                                obj: obj.clone(),
-                                is_in_initial_list,
-                            };
-                            self.processor.distribute(&n, false);
-                        }
                     }
                 }
+            }
+        }
+        run.clear();
+    }
+
+    fn notify_write(&self, obj: &Arc<K>, old: Option<Arc<K>>, is_in_initial_list: bool) {
+        match old {
+            Some(old) => {
+                // Same resourceVersion: a resync, only for handlers due one.
+                let is_sync = old.resource_version() == obj.resource_version();
+                let n = Notification::Update {
+                    old,
+                    new: obj.clone(),
+                };
+                self.processor.distribute(&n, is_sync);
+            }
+            None => {
+                let n = Notification::Add {
+                    obj: obj.clone(),
+                    is_in_initial_list,
+                };
+                self.processor.distribute(&n, false);
             }
         }
     }
