@@ -1,7 +1,8 @@
 //! The `fifo` scenario (BENCHMARKS.md): a DeltaFIFO whose known objects are an indexer (Replaced
 //! deltas on), fed by one producer — `add` for all n ConfigMaps (gen 0), then `updates` updates
 //! cycling over them (object j % n, gen 1 + j / n) — and drained by one consumer that applies
-//! every delta to the indexer (update if the key exists, else add) as an informer does. The run
+//! every delta to the indexer (update if the key exists, else add) as kcache's informer does:
+//! popping batches of entries and writing each entry's deltas with `upsert_all`. The run
 //! ends when the queue is empty; then the FIFO is closed. Objects are built before the clock.
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::KnownObjects;
-use kcache_delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType};
+use kcache_delta_fifo::{Delta, DeltaFifo, DeltaFifoOptions, DeltaObject, DeltaType};
 use kcache_store::{Indexer, Indexers};
 use serde_json::json;
 
@@ -25,19 +26,32 @@ pub struct Args {
     updates: usize,
 }
 
-/// Applies one popped entry to the cache as an informer does.
-fn apply(indexer: &Indexer<ConfigMap>, key: &str, deltas: &[kcache_delta_fifo::Delta<ConfigMap>]) {
+/// Entries per pop: the consumer takes what is queued, up to this many, under one lock hold.
+const POP_BATCH: usize = 64;
+
+/// Applies one popped entry to the cache as an informer does: every delta in order, update if
+/// the key exists, else add. The writes between deletions go to the indexer as one
+/// `upsert_all` (each object written with its own index maintenance, under one lock hold and
+/// one look-up).
+fn apply(indexer: &Indexer<ConfigMap>, key: &str, deltas: &[Delta<ConfigMap>]) {
+    let mut run: Vec<&Arc<ConfigMap>> = Vec::with_capacity(deltas.len());
     for d in deltas {
         match (d.type_, &d.object) {
             (DeltaType::Deleted, _) => {
+                flush(indexer, &mut run);
                 indexer.delete_by_key(key);
             }
-            // Update if the key exists, else add: one look-up (`upsert`), as the informer does.
-            (_, DeltaObject::Object(o)) => {
-                indexer.upsert(o.clone()).expect("indexer write");
-            }
+            (_, DeltaObject::Object(o)) => run.push(o),
             (_, DeltaObject::Tombstone(_)) => {}
         }
+    }
+    flush(indexer, &mut run);
+}
+
+fn flush(indexer: &Indexer<ConfigMap>, run: &mut Vec<&Arc<ConfigMap>>) {
+    if !run.is_empty() {
+        indexer.upsert_all(run).expect("indexer write");
+        run.clear();
     }
 }
 
@@ -64,9 +78,11 @@ pub fn run(args: Args) {
     let consumer = {
         let (fifo, indexer, applied) = (fifo.clone(), indexer.clone(), applied.clone());
         runtime.spawn(async move {
-            while let Ok(popped) = fifo.pop_guard().await {
-                applied.fetch_add(popped.deltas().len() as u64, Ordering::Relaxed);
-                apply(&indexer, popped.key().as_str(), popped.deltas());
+            while let Ok(batch) = fifo.pop_batch(POP_BATCH).await {
+                for popped in batch.entries() {
+                    applied.fetch_add(popped.deltas().len() as u64, Ordering::Relaxed);
+                    apply(&indexer, popped.key().as_str(), popped.deltas());
+                }
             }
         })
     };
