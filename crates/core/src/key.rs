@@ -21,12 +21,17 @@ pub struct KeyFormatError(pub String);
 
 impl ObjectKey {
     /// The key of a namespace (possibly empty) and name, as `MetaNamespaceKeyFunc` builds it.
-    ///
-    /// Keys are built on every FIFO and store write, so a key of up to 256 bytes is assembled on
-    /// the stack and costs one allocation (the shared string) instead of two.
     pub fn new(namespace: &str, name: &str) -> Self {
+        Self::with_str(namespace, name, |key| ObjectKey(Arc::from(key)))
+    }
+
+    /// Calls `f` with the key of a namespace and name as a string slice, without allocating it
+    /// when it fits in 256 bytes: keys are built on every FIFO push and store write, and a
+    /// look-up of a key already stored needs no owned copy (building an owned key this way
+    /// costs one allocation, the shared string, instead of two).
+    pub fn with_str<R>(namespace: &str, name: &str, f: impl FnOnce(&str) -> R) -> R {
         if namespace.is_empty() {
-            return ObjectKey(Arc::from(name));
+            return f(name);
         }
         let len = namespace.len() + 1 + name.len();
         let mut buf = [0u8; 256];
@@ -35,10 +40,10 @@ impl ObjectKey {
             buf[namespace.len()] = b'/';
             buf[namespace.len() + 1..len].copy_from_slice(name.as_bytes());
             if let Ok(key) = std::str::from_utf8(&buf[..len]) {
-                return ObjectKey(Arc::from(key));
+                return f(key);
             }
         }
-        ObjectKey(Arc::from(format!("{namespace}/{name}")))
+        f(&format!("{namespace}/{name}"))
     }
 
     /// The key of an object (client-go's `MetaNamespaceKeyFunc`).

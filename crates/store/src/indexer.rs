@@ -8,7 +8,7 @@ use kcache_core::{DeletedFinalStateUnknown, Object, ObjectKey};
 use parking_lot::RwLock;
 
 use crate::items::Snapshot;
-use crate::state::{Computed, State};
+use crate::state::{Computed, KeyArg, State};
 use crate::{IndexValues, Indexers, KeyFunc, StoreError};
 
 /// A thread-safe, indexed object cache (client-go's `cache.Indexer`, built on its
@@ -73,8 +73,18 @@ impl<K: Object> Indexer<K> {
     /// look-up where `get` followed by `add`/`update` takes two (an informer needs the old
     /// object for `on_update(old, new)`).
     pub fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
-        let key = self.key_of(&obj)?;
-        self.put(key, obj)
+        match &self.key_func {
+            // The default key is looked up from the stack: an update allocates no key.
+            KeyFunc::MetaNamespace => {
+                ObjectKey::with_str(obj.namespace().unwrap_or(""), obj.name(), |key| {
+                    self.put(KeyArg::Str(key), &obj)
+                })
+            }
+            KeyFunc::Custom(_) => {
+                let key = self.key_of(&obj)?;
+                self.put(KeyArg::Owned(&key), &obj)
+            }
+        }
     }
 
     /// Adds or replaces each object in turn and returns what each write replaced: the same
@@ -108,7 +118,7 @@ impl<K: Object> Indexer<K> {
             let mut values = Vec::with_capacity(objs.len() * indexers.len());
             for (r, (key, _)) in runs.iter().enumerate() {
                 for i in run_range(&runs, r, objs.len()) {
-                    indexers.compute_into(key, obj(i), &mut values)?;
+                    indexers.compute_into(key.as_str(), obj(i), &mut values)?;
                 }
             }
             let mut st = self.state.write();
@@ -120,7 +130,7 @@ impl<K: Object> Indexer<K> {
             for (r, (key, _)) in runs.iter().enumerate() {
                 let range = run_range(&runs, r, objs.len());
                 let run_values = &values[range.start * per_object..range.end * per_object];
-                st.put_run(key.clone(), &objs[range], run_values, |old| {
+                st.put_run(KeyArg::Owned(key), &objs[range], run_values, |old| {
                     replaced.push(old)
                 });
             }
@@ -128,10 +138,10 @@ impl<K: Object> Indexer<K> {
         }
     }
 
-    fn put(&self, key: ObjectKey, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+    fn put(&self, key: KeyArg<'_>, obj: &Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         loop {
             let indexers = self.state.read().indexers.clone();
-            let values = indexers.compute(&key, &obj)?;
+            let values = indexers.compute(key.as_str(), obj)?;
             let mut st = self.state.write();
             if Arc::ptr_eq(&st.indexers, &indexers) {
                 return Ok(st.put(key, obj.clone(), &values));
@@ -212,8 +222,8 @@ impl<K: Object> Indexer<K> {
             let indexers = self.state.read().indexers.clone();
             let mut fresh = State::new(indexers.clone());
             for (key, obj) in &keyed {
-                let values = indexers.compute(key, obj)?;
-                fresh.put(key.clone(), obj.clone(), &values);
+                let values = indexers.compute(key.as_str(), obj)?;
+                fresh.put(KeyArg::Owned(key), obj.clone(), &values);
             }
             let mut st = self.state.write();
             if Arc::ptr_eq(&st.indexers, &indexers) {
@@ -251,7 +261,7 @@ impl<K: Object> Indexer<K> {
                 let entry = match computed.remove(key) {
                     Some(done) if Arc::ptr_eq(&done.0, obj) => done,
                     _ => {
-                        let values = new.compute(key, obj)?;
+                        let values = new.compute(key.as_str(), obj)?;
                         (
                             obj.clone(),
                             values.into_iter().map(IndexValues::into_owned).collect(),

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use kcache_core::{BoxError, Object, ObjectKey};
+use kcache_core::{BoxError, Object};
 
 use crate::values::IndexValues;
 use crate::StoreError;
@@ -103,7 +103,7 @@ impl<K> Indexers<K> {
     /// Every index function's values for `obj`; the first failure names the index and `key`.
     pub(crate) fn compute<'a>(
         &self,
-        key: &ObjectKey,
+        key: &str,
         obj: &'a K,
     ) -> Result<Vec<IndexValues<'a>>, StoreError> {
         let mut values = Vec::with_capacity(self.entries.len());
@@ -114,7 +114,7 @@ impl<K> Indexers<K> {
     /// [`Indexers::compute`] appending to `out` (one buffer for several objects' values).
     pub(crate) fn compute_into<'a>(
         &self,
-        key: &ObjectKey,
+        key: &str,
         obj: &'a K,
         out: &mut Vec<IndexValues<'a>>,
     ) -> Result<(), StoreError> {

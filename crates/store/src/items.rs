@@ -1,10 +1,10 @@
 //! The item map: key → object, in copy-on-write shards so a snapshot costs one reference count.
 
-use std::collections::hash_map::Entry;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use ahash::RandomState;
+use hashbrown::hash_map::EntryRef;
+use hashbrown::HashMap;
 use kcache_core::ObjectKey;
 
 use crate::values::Values;
@@ -78,11 +78,18 @@ impl<K> Items<K> {
         self.shards[self.shard_of(key)].get(key)
     }
 
-    /// The entry for `key`, and the length to bump when the caller fills a vacant one.
-    pub(crate) fn entry(&mut self, key: ObjectKey) -> (Entry<'_, ObjectKey, Slot<K>>, &mut usize) {
-        let i = self.shard_of(key.as_str());
+    /// The entry for `key` (looked up by string: an update needs no owned key), and the length
+    /// to bump when the caller fills a vacant one.
+    pub(crate) fn entry<'a, 'k>(
+        &'a mut self,
+        key: &'k str,
+    ) -> (
+        EntryRef<'a, 'k, ObjectKey, str, Slot<K>, RandomState>,
+        &'a mut usize,
+    ) {
+        let i = self.shard_of(key);
         let shard = Arc::make_mut(&mut Arc::make_mut(&mut self.shards)[i]);
-        (shard.entry(key), &mut self.len)
+        (shard.entry_ref(key), &mut self.len)
     }
 
     /// Removes `key`, returning the stored key (whose string the index sets share) and slot.

@@ -1,11 +1,11 @@
 //! What the lock protects: the items and every index, always changed together.
 
 use std::borrow::Borrow;
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use ahash::RandomState;
+use hashbrown::hash_map::EntryRef;
 use kcache_core::ObjectKey;
 
 use crate::index::Index;
@@ -16,6 +16,30 @@ use crate::{Indexers, StoreError};
 /// Values computed (outside the lock) for the index functions being added, per key, with the
 /// object they were computed from.
 pub(crate) type Computed<K> = HashMap<ObjectKey, (Arc<K>, Vec<IndexValues<'static>>), RandomState>;
+
+/// The key a write goes under: a look-up needs only the string; a new entry needs an owned
+/// key, which an `Owned` one provides without another allocation.
+#[derive(Clone, Copy)]
+pub(crate) enum KeyArg<'a> {
+    Str(&'a str),
+    Owned(&'a ObjectKey),
+}
+
+impl KeyArg<'_> {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            KeyArg::Str(s) => s,
+            KeyArg::Owned(k) => k.as_str(),
+        }
+    }
+
+    fn to_key(self) -> ObjectKey {
+        match self {
+            KeyArg::Str(s) => ObjectKey::from(s),
+            KeyArg::Owned(k) => k.clone(),
+        }
+    }
+}
 
 pub(crate) struct State<K> {
     pub(crate) items: Items<K>,
@@ -44,7 +68,7 @@ impl<K> State<K> {
     /// index function) say. Returns the replaced object, for the caller to drop after unlocking.
     pub(crate) fn put(
         &mut self,
-        key: ObjectKey,
+        key: KeyArg<'_>,
         obj: Arc<K>,
         values: &[IndexValues<'_>],
     ) -> Option<Arc<K>> {
@@ -58,7 +82,7 @@ impl<K> State<K> {
     /// order); `replaced` gets what each write replaced, in order.
     pub(crate) fn put_run<O: Borrow<Arc<K>>>(
         &mut self,
-        key: ObjectKey,
+        key: KeyArg<'_>,
         objs: &[O],
         values: &[IndexValues<'_>],
         mut replaced: impl FnMut(Option<Arc<K>>),
@@ -69,11 +93,11 @@ impl<K> State<K> {
         let Some(first) = objs.first().map(Borrow::borrow) else {
             return;
         };
-        let (entry, len) = self.items.entry(key);
+        let (entry, len) = self.items.entry(key.as_str());
         let (key, slot, updates_from) = match entry {
-            Entry::Occupied(e) => (e.key().clone(), e.into_mut(), 0),
-            Entry::Vacant(e) => {
-                let key = e.key().clone();
+            EntryRef::Occupied(e) => (e.key().clone(), e.into_mut(), 0),
+            EntryRef::Vacant(e) => {
+                let key = key.to_key();
                 let stored = self
                     .indices
                     .iter_mut()
@@ -82,10 +106,13 @@ impl<K> State<K> {
                     .collect();
                 *len += 1;
                 replaced(None);
-                let slot = e.insert(Slot {
-                    obj: Arc::clone(first),
-                    values: stored,
-                });
+                let slot = e.insert_with_key(
+                    key.clone(),
+                    Slot {
+                        obj: Arc::clone(first),
+                        values: stored,
+                    },
+                );
                 (key, slot, 1)
             }
         };
