@@ -25,7 +25,7 @@ use crate::sync_signal::SyncSignal;
 /// Pops between wake-ups of handler threads while the FIFO stays busy (it bounds how long a
 /// notification can wait in a buffer before its thread is woken); also the most entries taken
 /// from the FIFO at once.
-const WAKE_BATCH: usize = 256;
+const WAKE_BATCH: usize = 1024;
 
 /// Turns given to the producer before an empty FIFO counts as idle.
 const IDLE_YIELDS: usize = 4;
