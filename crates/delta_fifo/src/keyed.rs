@@ -49,9 +49,7 @@ impl<K> KeyedQueue<K> {
             }
         }
     }
-}
 
-impl<K> KeyedQueue<K> {
     /// Appends a delta arriving now.
     fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
         self.append_at(key, delta, Instant::now());
