@@ -258,15 +258,13 @@ impl<K: Object> SharedIndexInformer<K> {
         }
         let _block = sh.block_deltas.lock();
         sh.processor.add_listener(listener.clone());
-        for obj in sh.indexer.list() {
-            listener.add(
-                Notification::Add {
-                    obj,
-                    is_in_initial_list: true,
-                },
-                now,
-            );
-        }
+        listener.add_all(
+            sh.indexer.list().into_iter().map(|obj| Notification::Add {
+                obj,
+                is_in_initial_list: true,
+            }),
+            now,
+        );
         listener.wake();
         Ok(registration)
     }
@@ -398,6 +396,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let reflector_cancel = cancel.child_token();
         let reflector_task = tokio::spawn(reflector.run(reflector_cancel.clone()));
         let mut pops: usize = 0;
+        let mut outbox = Vec::new();
         loop {
             tokio::select! {
                 biased;
@@ -406,8 +405,15 @@ impl<K: Object> SharedIndexInformer<K> {
                     let Ok(batch) = batch else {
                         break;
                     };
-                    for entry in batch.entries() {
-                        sh.handle_deltas(entry.deltas(), entry.is_in_initial_list());
+                    {
+                        // One hold of the late-handler lock for the whole batch: the cache
+                        // writes and the notifications they cause reach listeners together.
+                        let _block = sh.block_deltas.lock();
+                        for entry in batch.entries() {
+                            sh.handle_deltas(entry.deltas(), entry.is_in_initial_list(), &mut outbox);
+                        }
+                        sh.processor.distribute_all(&outbox);
+                        outbox.clear();
                     }
                     let popped = batch.entries().len();
                     drop(batch);
@@ -471,13 +477,15 @@ impl<K: Object> Shared<K> {
     /// `processDeltas`): the cache first, then the notification. The writes between two
     /// deletions go to the indexer as one `upsert_all` — every delta's object is written in
     /// turn, under one lock hold — and the notifications follow in delta order.
-    fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool) {
-        let _block = self.block_deltas.lock();
+    ///
+    /// Notifications go to `outbox` (with whether each is a resync), for the caller to hand to
+    /// every listener at once; the caller holds `block_deltas`.
+    fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool, outbox: &mut Outbox<K>) {
         let mut run: Vec<&Arc<K>> = Vec::with_capacity(deltas.len());
         for d in deltas.iter() {
             match d.type_ {
                 DeltaType::Deleted => {
-                    self.write_run(&mut run, is_in_initial_list);
+                    self.write_run(&mut run, is_in_initial_list, outbox);
                     match d.object.as_tombstone() {
                         Some(t) => {
                             self.indexer.delete_tombstone(t);
@@ -490,8 +498,7 @@ impl<K: Object> Shared<K> {
                             }
                         }
                     }
-                    self.processor
-                        .distribute(&Notification::Delete(d.object.clone()), false);
+                    outbox.push((Notification::Delete(d.object.clone()), false));
                 }
                 DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                     if let Some(obj) = d.object.object() {
@@ -500,26 +507,26 @@ impl<K: Object> Shared<K> {
                 }
             }
         }
-        self.write_run(&mut run, is_in_initial_list);
+        self.write_run(&mut run, is_in_initial_list, outbox);
     }
 
     /// Writes a run of objects to the cache, then notifies an update for each that replaced an
     /// object and an add for each that did not. If an index function fails on one of them, the
     /// run is written one object at a time, so only the failing ones are skipped (and logged).
-    fn write_run(&self, run: &mut Vec<&Arc<K>>, is_in_initial_list: bool) {
+    fn write_run(&self, run: &mut Vec<&Arc<K>>, is_in_initial_list: bool, outbox: &mut Outbox<K>) {
         if run.is_empty() {
             return;
         }
         match self.indexer.upsert_all(run) {
             Ok(replaced) => {
                 for (obj, old) in run.iter().zip(replaced) {
-                    self.notify_write(obj, old, is_in_initial_list);
+                    outbox.push(write_notification(obj, old, is_in_initial_list));
                 }
             }
             Err(_) => {
                 for obj in run.iter() {
                     match self.indexer.upsert(Arc::clone(obj)) {
-                        Ok(old) => self.notify_write(obj, old, is_in_initial_list),
+                        Ok(old) => outbox.push(write_notification(obj, old, is_in_initial_list)),
                         Err(e) => {
                             tracing::error!(informer = %self.options.name, "cache write failed: {e}");
                         }
@@ -529,25 +536,33 @@ impl<K: Object> Shared<K> {
         }
         run.clear();
     }
+}
 
-    fn notify_write(&self, obj: &Arc<K>, old: Option<Arc<K>>, is_in_initial_list: bool) {
-        match old {
-            Some(old) => {
-                // Same resourceVersion: a resync, only for handlers due one.
-                let is_sync = old.resource_version() == obj.resource_version();
-                let n = Notification::Update {
-                    old,
-                    new: obj.clone(),
-                };
-                self.processor.distribute(&n, is_sync);
-            }
-            None => {
-                let n = Notification::Add {
-                    obj: obj.clone(),
-                    is_in_initial_list,
-                };
-                self.processor.distribute(&n, false);
-            }
+/// Notifications of one batch of pops, each with whether it is a resync.
+type Outbox<K> = Vec<(Notification<K>, bool)>;
+
+/// The notification of a cache write: an update of what it replaced (a resync when the
+/// resourceVersion is the same), or an add.
+fn write_notification<K: Object>(
+    obj: &Arc<K>,
+    old: Option<Arc<K>>,
+    is_in_initial_list: bool,
+) -> (Notification<K>, bool) {
+    match old {
+        Some(old) => {
+            let is_sync = old.resource_version() == obj.resource_version();
+            let n = Notification::Update {
+                old,
+                new: obj.clone(),
+            };
+            (n, is_sync)
+        }
+        None => {
+            let n = Notification::Add {
+                obj: obj.clone(),
+                is_in_initial_list,
+            };
+            (n, false)
         }
     }
 }

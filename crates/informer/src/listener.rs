@@ -143,22 +143,28 @@ impl<K: Send + Sync + 'static> Listener<K> {
         })
     }
 
-    /// Appends a notification without waking the thread (see [`Listener::wake`]). Returns false
-    /// if the listener is closed or just overflowed.
-    pub(crate) fn add(&self, n: Notification<K>, now: Instant) -> bool {
-        let initial = n.is_initial_add();
+    /// Appends notifications in order under one lock hold, without waking the thread (see
+    /// [`Listener::wake`]). Returns false if the listener is closed or just overflowed (the
+    /// rest are dropped with it).
+    pub(crate) fn add_all(
+        &self,
+        notes: impl Iterator<Item = Notification<K>>,
+        now: Instant,
+    ) -> bool {
         let mut buf = self.buffer.lock();
-        if buf.closed {
-            return false;
-        }
-        if let OverflowPolicy::Disconnect { max_pending } = self.policy {
-            if buf.items.len() >= max_pending {
-                self.overflow(&mut buf);
+        for n in notes {
+            if buf.closed {
                 return false;
             }
+            if let OverflowPolicy::Disconnect { max_pending } = self.policy {
+                if buf.items.len() >= max_pending {
+                    self.overflow(&mut buf);
+                    return false;
+                }
+            }
+            self.appended.count(n.is_initial_add());
+            buf.items.push_back((n, now));
         }
-        self.appended.count(initial);
-        buf.items.push_back((n, now));
         true
     }
 

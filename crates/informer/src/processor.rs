@@ -77,14 +77,22 @@ impl<K: Send + Sync + 'static> Processor<K> {
         self.listeners.read().clone()
     }
 
-    /// Sends a notification to every listener, or for a resync only to the listeners whose
-    /// resync is due in this round.
-    pub(crate) fn distribute(&self, n: &Notification<K>, sync: bool) {
+    /// Sends each notification to every listener, or, for a resync (`true`), only to the
+    /// listeners whose resync is due in this round; one buffer lock per listener for all.
+    pub(crate) fn distribute_all(&self, notes: &[(Notification<K>, bool)]) {
+        if notes.is_empty() {
+            return;
+        }
         let now = Instant::now();
         for l in self.listeners.read().iter() {
-            if !sync || l.syncing.load(std::sync::atomic::Ordering::Acquire) {
-                l.add(n.clone(), now);
-            }
+            let syncing = l.syncing.load(std::sync::atomic::Ordering::Acquire);
+            l.add_all(
+                notes
+                    .iter()
+                    .filter(|(_, sync)| !sync || syncing)
+                    .map(|(n, _)| n.clone()),
+                now,
+            );
         }
     }
 
