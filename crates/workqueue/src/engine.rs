@@ -230,13 +230,7 @@ where
     fn push(&self, order: &mut Order<P>, item: T, priority: P::Priority) -> Option<Waker> {
         order.pending.push(item, priority);
         self.queued.store(order.pending.len(), Ordering::Relaxed);
-        if order.blocked > 0 {
-            order.blocked -= 1;
-            self.cond.notify_one();
-            None
-        } else {
-            order.async_waiters.pop_front().map(|(_, w)| w)
-        }
+        self.wake_one(order)
     }
 
     /// Wakes one getter without queuing anything (a cancelled getter passing its turn on).
