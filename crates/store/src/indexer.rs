@@ -112,39 +112,53 @@ impl<K: Object> Indexer<K> {
                 runs.push((key, i));
             }
         }
-        loop {
-            let indexers = self.state.read().indexers.clone();
-            // Every object's values in one buffer, `indexers.len()` per object.
-            let mut values = Vec::with_capacity(objs.len() * indexers.len());
-            for (r, (key, _)) in runs.iter().enumerate() {
-                for i in run_range(&runs, r, objs.len()) {
-                    indexers.compute_into(key.as_str(), obj(i), &mut values)?;
+        self.write(
+            |indexers| {
+                // Every object's values in one buffer, `indexers.len()` per object.
+                let mut values = Vec::with_capacity(objs.len() * indexers.len());
+                for (r, (key, _)) in runs.iter().enumerate() {
+                    for i in run_range(&runs, r, objs.len()) {
+                        indexers.compute_into(key.as_str(), obj(i), &mut values)?;
+                    }
                 }
-            }
-            let mut st = self.state.write();
-            if !Arc::ptr_eq(&st.indexers, &indexers) {
-                continue;
-            }
-            let mut replaced = Vec::with_capacity(objs.len());
-            let per_object = indexers.len();
-            for (r, (key, _)) in runs.iter().enumerate() {
-                let range = run_range(&runs, r, objs.len());
-                let run_values = &values[range.start * per_object..range.end * per_object];
-                st.put_run(KeyArg::Owned(key), &objs[range], run_values, |old| {
-                    replaced.push(old)
-                });
-            }
-            return Ok(replaced);
-        }
+                Ok(values)
+            },
+            |st, values| {
+                let mut replaced = Vec::with_capacity(objs.len());
+                let per_object = st.indexers.len();
+                for (r, (key, _)) in runs.iter().enumerate() {
+                    let range = run_range(&runs, r, objs.len());
+                    let run_values = &values[range.start * per_object..range.end * per_object];
+                    st.put_run(KeyArg::Owned(key), &objs[range], run_values, |old| {
+                        replaced.push(old)
+                    });
+                }
+                replaced
+            },
+        )
     }
 
     fn put(&self, key: KeyArg<'_>, obj: &Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        self.write(
+            |indexers| indexers.compute(key.as_str(), obj),
+            |st, values| st.put(key, obj.clone(), &values),
+        )
+    }
+
+    /// A write: `compute` runs the index functions without the lock, then `apply` changes the
+    /// state under the write lock — unless `add_indexers` changed the index functions in
+    /// between, in which case `compute` runs again with the new ones.
+    fn write<T, R>(
+        &self,
+        compute: impl Fn(&Arc<Indexers<K>>) -> Result<T, StoreError>,
+        apply: impl FnOnce(&mut State<K>, T) -> R,
+    ) -> Result<R, StoreError> {
         loop {
             let indexers = self.state.read().indexers.clone();
-            let values = indexers.compute(key.as_str(), obj)?;
+            let computed = compute(&indexers)?;
             let mut st = self.state.write();
             if Arc::ptr_eq(&st.indexers, &indexers) {
-                return Ok(st.put(key, obj.clone(), &values));
+                return Ok(apply(&mut st, computed));
             }
         }
     }
@@ -218,18 +232,17 @@ impl<K: Object> Indexer<K> {
             .into_iter()
             .map(|obj| Ok((self.key_of(&obj)?, obj)))
             .collect::<Result<Vec<_>, StoreError>>()?;
-        let previous = loop {
-            let indexers = self.state.read().indexers.clone();
-            let mut fresh = State::new(indexers.clone());
-            for (key, obj) in &keyed {
-                let values = indexers.compute(key.as_str(), obj)?;
-                fresh.put(KeyArg::Owned(key), obj.clone(), &values);
-            }
-            let mut st = self.state.write();
-            if Arc::ptr_eq(&st.indexers, &indexers) {
-                break std::mem::replace(&mut *st, fresh);
-            }
-        };
+        let previous = self.write(
+            |indexers| {
+                let mut fresh = State::new(indexers.clone());
+                for (key, obj) in &keyed {
+                    let values = indexers.compute(key.as_str(), obj)?;
+                    fresh.put(KeyArg::Owned(key), obj.clone(), &values);
+                }
+                Ok(fresh)
+            },
+            std::mem::replace,
+        )?;
         drop(previous);
         Ok(())
     }
