@@ -144,28 +144,23 @@ impl<K: Send + Sync + 'static> Listener<K> {
     }
 
     /// Appends notifications in order under one lock hold, without waking the thread (see
-    /// [`Listener::wake`]). Returns false if the listener is closed or just overflowed (the
-    /// rest are dropped with it).
-    pub(crate) fn add_all(
-        &self,
-        notes: impl Iterator<Item = Notification<K>>,
-        now: Instant,
-    ) -> bool {
+    /// [`Listener::wake`]). A closed listener takes none; one that overflows here is closed and
+    /// the rest are dropped with it.
+    pub(crate) fn add_all(&self, notes: impl Iterator<Item = Notification<K>>, now: Instant) {
         let mut buf = self.buffer.lock();
         for n in notes {
             if buf.closed {
-                return false;
+                return;
             }
             if let OverflowPolicy::Disconnect { max_pending } = self.policy {
                 if buf.items.len() >= max_pending {
                     self.overflow(&mut buf);
-                    return false;
+                    return;
                 }
             }
             self.appended.count(n.is_initial_add());
             buf.items.push_back((n, now));
         }
-        true
     }
 
     /// Wakes the delivery thread if notifications wait for it. Cheap when it is already
