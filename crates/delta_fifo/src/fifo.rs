@@ -244,7 +244,7 @@ impl<K: Object> DeltaFifo<K> {
         })
     }
 
-    /// Takes with `take` under the consumer lock, waiting for producers while it finds nothing.
+    /// Takes with `take` under the queue lock, waiting for producers while it finds nothing.
     async fn wait_for<R>(&self, mut take: impl FnMut(&mut State<K>) -> Option<R>) -> R {
         if let Some(r) = take(&mut self.locked()) {
             return r;
