@@ -1,16 +1,58 @@
 //! One index: value → the objects indexed under it.
 
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use ahash::RandomState;
+use hashbrown::Equivalent;
 use kcache_core::ObjectKey;
 
 use crate::values::{IndexValues, Values};
 
 /// The objects of one index value, by key. It holds the object handles themselves, so `by_index`
 /// never looks anything up in the item map.
-pub(crate) type Members<K> = HashMap<ObjectKey, Arc<K>, RandomState>;
+pub(crate) type Members<K> = hashbrown::HashMap<MemberKey, Arc<K>, RandomState>;
+
+/// A member's key: the very key the item map holds (never an equal copy), so it is hashed and
+/// compared by the address of its string. A probe, and the rehash when a set grows, never read
+/// the string itself — on a large store that read is a cache miss per member.
+#[derive(Clone)]
+pub(crate) struct MemberKey(pub(crate) ObjectKey);
+
+impl MemberKey {
+    fn addr(&self) -> usize {
+        addr_of(&self.0).0
+    }
+}
+
+/// Looks a member up by a borrowed stored key, without cloning it.
+#[derive(Hash)]
+struct KeyAddr(usize);
+
+fn addr_of(key: &ObjectKey) -> KeyAddr {
+    KeyAddr(key.as_str().as_ptr() as usize)
+}
+
+impl Equivalent<MemberKey> for KeyAddr {
+    fn equivalent(&self, key: &MemberKey) -> bool {
+        self.0 == key.addr()
+    }
+}
+
+impl PartialEq for MemberKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.addr() == other.addr()
+    }
+}
+
+impl Eq for MemberKey {}
+
+impl Hash for MemberKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        KeyAddr(self.addr()).hash(state);
+    }
+}
 
 struct Bucket<K> {
     /// The interned value, shared with every object's stored [`Values`].
@@ -55,20 +97,22 @@ impl<K> Index<K> {
                 let interned: Arc<str> = Arc::from(value);
                 let bucket = Bucket {
                     value: interned.clone(),
-                    members: HashMap::with_hasher(self.hasher.clone()),
+                    members: Members::with_hasher(self.hasher.clone()),
                 };
                 self.buckets.entry(interned).or_insert(bucket)
             }
         };
-        bucket.members.insert(key.clone(), obj.clone());
+        bucket.members.insert(MemberKey(key.clone()), obj.clone());
         bucket.value.clone()
     }
 
-    /// Removes `key` from each of `old`'s values, dropping sets that become empty.
+    /// Removes `key` (the stored one) from each of `old`'s values, dropping sets that become
+    /// empty.
     pub(crate) fn remove(&mut self, key: &ObjectKey, old: &Values) {
+        let key = addr_of(key);
         for v in old.as_slice() {
             if let Some(b) = self.buckets.get_mut(v) {
-                b.members.remove(key);
+                b.members.remove(&key);
                 if b.members.is_empty() {
                     self.buckets.remove(v);
                 }
@@ -91,8 +135,13 @@ impl<K> Index<K> {
             self.remove(key, old);
             *old = self.insert(key, new, obj);
         } else if last {
+            let key = addr_of(key);
             for v in old.as_slice() {
-                if let Some(handle) = self.buckets.get_mut(v).and_then(|b| b.members.get_mut(key)) {
+                if let Some(handle) = self
+                    .buckets
+                    .get_mut(v)
+                    .and_then(|b| b.members.get_mut(&key))
+                {
                     *handle = obj.clone();
                 }
             }

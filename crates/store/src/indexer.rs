@@ -5,8 +5,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kcache_core::{DeletedFinalStateUnknown, Object, ObjectKey};
-use parking_lot::RwLock;
+use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 
+use crate::index::MemberKey;
 use crate::items::Snapshot;
 use crate::state::{Computed, KeyArg, State};
 use crate::{IndexValues, Indexers, KeyFunc, StoreError};
@@ -14,8 +15,9 @@ use crate::{IndexValues, Indexers, KeyFunc, StoreError};
 /// A thread-safe, indexed object cache (client-go's `cache.Indexer`, built on its
 /// `ThreadSafeStore`): objects by key, plus named indexes from values to objects.
 ///
-/// Objects are shared `Arc<K>`s. Reads run concurrently with each other; a write holds the lock
-/// only to move hash-map entries: key and index functions run before it takes the lock, and
+/// Objects are shared `Arc<K>`s. Reads run concurrently with each other; a write holds the write
+/// lock only to move hash-map entries: key functions run before any lock, index functions under
+/// the upgradable read lock (which readers share; writers take it one at a time), and
 /// replaced objects are dropped after it releases it.
 ///
 /// What reads cost:
@@ -89,9 +91,9 @@ impl<K: Object> Indexer<K> {
 
     /// Adds or replaces each object in turn and returns what each write replaced: the same
     /// result as [`Indexer::upsert`] on each, but consecutive objects with one key — the deltas
-    /// of a popped FIFO entry — are written under one lock hold and one look-up, each with its
-    /// own index maintenance. Key and index functions run for every object before the lock is
-    /// taken; if one fails, nothing changes.
+    /// of a popped FIFO entry — are written with one look-up, each with its own index
+    /// maintenance, and all of them under one write-lock hold. Key and index functions run for
+    /// every object before the write lock is taken; if one fails, nothing changes.
     pub fn upsert_all<O: Borrow<Arc<K>>>(
         &self,
         objs: &[O],
@@ -145,22 +147,19 @@ impl<K: Object> Indexer<K> {
         )
     }
 
-    /// A write: `compute` runs the index functions without the lock, then `apply` changes the
-    /// state under the write lock — unless `add_indexers` changed the index functions in
-    /// between, in which case `compute` runs again with the new ones.
+    /// A write: `compute` runs the index functions under the upgradable read lock (readers carry
+    /// on; other writers and `add_indexers` wait, as they would for the write lock), then `apply`
+    /// changes the state under the write lock the upgrade turns it into. One lock acquisition,
+    /// and the index functions cannot change in between.
     fn write<T, R>(
         &self,
-        compute: impl Fn(&Arc<Indexers<K>>) -> Result<T, StoreError>,
+        compute: impl FnOnce(&Arc<Indexers<K>>) -> Result<T, StoreError>,
         apply: impl FnOnce(&mut State<K>, T) -> R,
     ) -> Result<R, StoreError> {
-        loop {
-            let indexers = self.state.read().indexers.clone();
-            let computed = compute(&indexers)?;
-            let mut st = self.state.write();
-            if Arc::ptr_eq(&st.indexers, &indexers) {
-                return Ok(apply(&mut st, computed));
-            }
-        }
+        let st = self.state.upgradable_read();
+        let computed = compute(&st.indexers)?;
+        let mut st = RwLockUpgradableReadGuard::upgrade(st);
+        Ok(apply(&mut st, computed))
     }
 
     /// Removes the object with `obj`'s key, if present.
@@ -222,8 +221,8 @@ impl<K: Object> Indexer<K> {
 
     /// Replaces the whole content with `items` and rebuilds every index (a relist). A later item
     /// with the same key as an earlier one wins. If a key or index function fails, nothing
-    /// changes. The new content is built without the lock; the lock is held only to swap it in,
-    /// and the old content is freed after.
+    /// changes. The new content is built under the upgradable read lock (readers carry on); the
+    /// write lock is held only to swap it in, and the old content is freed after.
     ///
     /// `resource_version` is the list's; a plain store has no use for it.
     pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
@@ -315,7 +314,7 @@ impl<K: Object> Indexer<K> {
             let index = st.index(name)?;
             index
                 .members(value)
-                .map(|m| m.keys().cloned().collect())
+                .map(|m| m.keys().map(|k| k.0.clone()).collect())
                 .unwrap_or_default()
         };
         keys.sort_unstable();
@@ -344,7 +343,8 @@ impl<K: Object> Indexer<K> {
                 .map(|m| m.values().cloned().collect())
                 .unwrap_or_default()),
             _ => {
-                let mut union: HashMap<&ObjectKey, &Arc<K>, ahash::RandomState> =
+                // Keyed by member key: one object is one stored key in every set.
+                let mut union: HashMap<&MemberKey, &Arc<K>, ahash::RandomState> =
                     HashMap::default();
                 for m in sets {
                     union.extend(m.iter());

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use ahash::RandomState;
-use hashbrown::hash_map::EntryRef;
-use hashbrown::HashMap;
+use hashbrown::hash_table;
+use hashbrown::HashTable;
 use kcache_core::ObjectKey;
 
 use crate::values::Values;
@@ -30,7 +30,24 @@ impl<K> Clone for Slot<K> {
     }
 }
 
-type Shard<K> = HashMap<ObjectKey, Slot<K>, RandomState>;
+/// One item: its key's hash is kept so growing a shard never reads the key's string again.
+struct Entry<K> {
+    hash: u64,
+    key: ObjectKey,
+    slot: Slot<K>,
+}
+
+impl<K> Clone for Entry<K> {
+    fn clone(&self) -> Self {
+        Entry {
+            hash: self.hash,
+            key: self.key.clone(),
+            slot: self.slot.clone(),
+        }
+    }
+}
+
+type Shard<K> = HashTable<Entry<K>>;
 
 /// The item map. Cloning it (a snapshot) is O(1).
 pub(crate) struct Items<K> {
@@ -49,9 +66,17 @@ impl<K> Clone for Items<K> {
     }
 }
 
+/// Where a key was found by [`Items::upsert_slot`].
+pub(crate) struct Found<'a, K> {
+    pub(crate) key: &'a ObjectKey,
+    pub(crate) slot: &'a mut Slot<K>,
+    /// Whether the slot was just made (the key was absent).
+    pub(crate) inserted: bool,
+}
+
 impl<K> Items<K> {
     pub(crate) fn new(hasher: RandomState) -> Self {
-        let empty: Arc<Shard<K>> = Arc::new(HashMap::with_hasher(hasher.clone()));
+        let empty: Arc<Shard<K>> = Arc::new(HashTable::new());
         Items {
             shards: Arc::new(vec![empty; SHARDS]),
             len: 0,
@@ -59,14 +84,14 @@ impl<K> Items<K> {
         }
     }
 
-    /// Bits 32.. of the key's hash pick the shard; the shard's own table uses the low bits and the
-    /// top seven, so the two never correlate.
-    fn shard_of(&self, key: &str) -> usize {
-        (self.hasher.hash_one(key) >> 32) as usize % SHARDS
+    /// One hash per operation: bits 32.. pick the shard, and the shard's table uses the low bits
+    /// and the top seven of the same hash, so the two never correlate.
+    fn locate(&self, key: &str) -> (usize, u64) {
+        let hash = self.hasher.hash_one(key);
+        ((hash >> 32) as usize % SHARDS, hash)
     }
 
-    fn shard_mut(&mut self, key: &str) -> &mut Shard<K> {
-        let i = self.shard_of(key);
+    fn shard_mut(&mut self, i: usize) -> &mut Shard<K> {
         Arc::make_mut(&mut Arc::make_mut(&mut self.shards)[i])
     }
 
@@ -75,40 +100,65 @@ impl<K> Items<K> {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<&Slot<K>> {
-        self.shards[self.shard_of(key)].get(key)
+        let (i, hash) = self.locate(key);
+        self.shards[i]
+            .find(hash, |e| e.hash == hash && e.key.as_str() == key)
+            .map(|e| &e.slot)
     }
 
-    /// The entry for `key` (looked up by string: an update needs no owned key), and the length
-    /// to bump when the caller fills a vacant one.
-    pub(crate) fn entry<'a, 'k>(
-        &'a mut self,
-        key: &'k str,
-    ) -> (
-        EntryRef<'a, 'k, ObjectKey, str, Slot<K>, RandomState>,
-        &'a mut usize,
-    ) {
-        let i = self.shard_of(key);
+    /// The slot of `key` with the stored key, after one look-up by string (an update needs no
+    /// owned key); if absent, `make` builds the slot from the key `new_key` returns.
+    pub(crate) fn upsert_slot(
+        &mut self,
+        key: &str,
+        new_key: impl FnOnce() -> ObjectKey,
+        make: impl FnOnce(&ObjectKey) -> Slot<K>,
+    ) -> Found<'_, K> {
+        let (i, hash) = self.locate(key);
+        let len = &mut self.len;
         let shard = Arc::make_mut(&mut Arc::make_mut(&mut self.shards)[i]);
-        (shard.entry_ref(key), &mut self.len)
+        let (entry, inserted) = match shard.entry(
+            hash,
+            |e| e.hash == hash && e.key.as_str() == key,
+            |e| e.hash,
+        ) {
+            hash_table::Entry::Occupied(e) => (e.into_mut(), false),
+            hash_table::Entry::Vacant(e) => {
+                let key = new_key();
+                let slot = make(&key);
+                *len += 1;
+                (e.insert(Entry { hash, key, slot }).into_mut(), true)
+            }
+        };
+        Found {
+            key: &entry.key,
+            slot: &mut entry.slot,
+            inserted,
+        }
     }
 
     /// Removes `key`, returning the stored key (whose string the index sets share) and slot.
     pub(crate) fn remove(&mut self, key: &str) -> Option<(ObjectKey, Slot<K>)> {
-        let old = self.shard_mut(key).remove_entry(key);
-        if old.is_some() {
-            self.len -= 1;
-        }
-        old
+        let (i, hash) = self.locate(key);
+        let found = self
+            .shard_mut(i)
+            .find_entry(hash, |e| e.hash == hash && e.key.as_str() == key)
+            .ok()?;
+        let (entry, _) = found.remove();
+        self.len -= 1;
+        Some((entry.key, entry.slot))
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Slot<K>)> {
-        self.shards.iter().flat_map(|s| s.iter())
+        self.shards
+            .iter()
+            .flat_map(|s| s.iter().map(|e| (&e.key, &e.slot)))
     }
 
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&ObjectKey, &mut Slot<K>)> {
         Arc::make_mut(&mut self.shards)
             .iter_mut()
-            .flat_map(|s| Arc::make_mut(s).iter_mut())
+            .flat_map(|s| Arc::make_mut(s).iter_mut().map(|e| (&e.key, &mut e.slot)))
     }
 }
 

@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ahash::RandomState;
-use hashbrown::hash_map::EntryRef;
 use kcache_core::ObjectKey;
 
 use crate::index::Index;
@@ -93,28 +92,24 @@ impl<K> State<K> {
         let Some(first) = objs.first().map(Borrow::borrow) else {
             return;
         };
-        let (entry, len) = self.items.entry(key.as_str());
-        let (key, slot, updates_from) = match entry {
-            EntryRef::Occupied(e) => (e.key().clone(), e.into_mut(), 0),
-            EntryRef::Vacant(e) => {
-                let key = key.to_key();
-                let stored = self
-                    .indices
+        let indices = &mut self.indices;
+        let found = self.items.upsert_slot(
+            key.as_str(),
+            || key.to_key(),
+            |key| Slot {
+                obj: Arc::clone(first),
+                values: indices
                     .iter_mut()
                     .zip(values_of(0))
-                    .map(|(index, new)| index.insert(&key, new, first))
-                    .collect();
-                *len += 1;
-                replaced(None);
-                let slot = e.insert_with_key(
-                    key.clone(),
-                    Slot {
-                        obj: Arc::clone(first),
-                        values: stored,
-                    },
-                );
-                (key, slot, 1)
-            }
+                    .map(|(index, new)| index.insert(key, new, first))
+                    .collect(),
+            },
+        );
+        let updates_from = if found.inserted {
+            replaced(None);
+            1
+        } else {
+            0
         };
         let last = objs.len() - 1;
         for (i, obj) in objs.iter().enumerate().skip(updates_from) {
@@ -122,12 +117,15 @@ impl<K> State<K> {
             for ((index, old), new) in self
                 .indices
                 .iter_mut()
-                .zip(&mut slot.values[..])
+                .zip(&mut found.slot.values[..])
                 .zip(values_of(i))
             {
-                index.update(&key, old, new, obj, i == last);
+                index.update(found.key, old, new, obj, i == last);
             }
-            replaced(Some(std::mem::replace(&mut slot.obj, Arc::clone(obj))));
+            replaced(Some(std::mem::replace(
+                &mut found.slot.obj,
+                Arc::clone(obj),
+            )));
         }
     }
 
