@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::InformerError;
 use crate::handler::ResourceEventHandler;
 use crate::listener::{Listener, Resync};
-use crate::notification::Notification;
+use crate::notification::{Batch, Notification};
 use crate::notifying_store::NotifyingStore;
 use crate::options::InformerOptions;
 use crate::processor::{determine_resync_period, Processor};
@@ -258,13 +258,14 @@ impl<K: Object> SharedIndexInformer<K> {
         }
         let _block = sh.block_deltas.lock();
         sh.processor.add_listener(listener.clone());
-        listener.add_all(
-            sh.indexer.list().into_iter().map(|obj| Notification::Add {
+        let adds = sh.indexer.list().into_iter().map(|obj| {
+            let add = Notification::Add {
                 obj,
                 is_in_initial_list: true,
-            }),
-            now,
-        );
+            };
+            (add, false)
+        });
+        listener.add_batch(&Arc::new(Batch::new(adds.collect(), now)), false);
         listener.wake();
         Ok(registration)
     }
@@ -409,11 +410,14 @@ impl<K: Object> SharedIndexInformer<K> {
                         // One hold of the late-handler lock for the whole batch: the cache
                         // writes and the notifications they cause reach listeners together.
                         let _block = sh.block_deltas.lock();
+                        let mut writes = Writes::with_capacity(batch.entries().len());
                         for entry in batch.entries() {
-                            sh.handle_deltas(entry.deltas(), entry.is_in_initial_list(), &mut outbox);
+                            sh.handle_deltas(entry.deltas(), entry.is_in_initial_list(), &mut writes, &mut outbox);
                         }
-                        sh.processor.distribute_all(&outbox);
-                        outbox.clear();
+                        sh.flush(&mut writes, &mut outbox);
+                        let capacity = outbox.len();
+                        sh.processor
+                            .distribute_all(std::mem::replace(&mut outbox, Vec::with_capacity(capacity)));
                     }
                     let popped = batch.entries().len();
                     drop(batch);
@@ -474,18 +478,24 @@ impl<K: Object> Shared<K> {
     }
 
     /// Applies one key's deltas to the cache and notifies handlers (client-go's
-    /// `processDeltas`): the cache first, then the notification. The writes between two
-    /// deletions go to the indexer as one `upsert_all` — every delta's object is written in
-    /// turn, under one lock hold — and the notifications follow in delta order.
+    /// `processDeltas`): the cache first, then the notification. Writes (adds, updates,
+    /// resyncs, replacements) are gathered in `writes` across the entries of a popped batch and
+    /// applied together before the next deletion and at the end of the batch (see
+    /// [`Writes`]), so the cache changes, and the notifications follow, in delta order.
     ///
     /// Notifications go to `outbox` (with whether each is a resync), for the caller to hand to
     /// every listener at once; the caller holds `block_deltas`.
-    fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool, outbox: &mut Outbox<K>) {
-        let mut run: Vec<&Arc<K>> = Vec::with_capacity(deltas.len());
+    fn handle_deltas<'a>(
+        &self,
+        deltas: &'a Deltas<K>,
+        is_in_initial_list: bool,
+        writes: &mut Writes<'a, K>,
+        outbox: &mut Outbox<K>,
+    ) {
         for d in deltas.iter() {
             match d.type_ {
                 DeltaType::Deleted => {
-                    self.write_run(&mut run, is_in_initial_list, outbox);
+                    self.flush(writes, outbox);
                     match d.object.as_tombstone() {
                         Some(t) => {
                             self.indexer.delete_tombstone(t);
@@ -502,31 +512,33 @@ impl<K: Object> Shared<K> {
                 }
                 DeltaType::Sync | DeltaType::Replaced | DeltaType::Added | DeltaType::Updated => {
                     if let Some(obj) = d.object.object() {
-                        run.push(obj);
+                        writes.objs.push(obj);
+                        writes.initial.push(is_in_initial_list);
                     }
                 }
             }
         }
-        self.write_run(&mut run, is_in_initial_list, outbox);
     }
 
-    /// Writes a run of objects to the cache, then notifies an update for each that replaced an
-    /// object and an add for each that did not. If an index function fails on one of them, the
-    /// run is written one object at a time, so only the failing ones are skipped (and logged).
-    fn write_run(&self, run: &mut Vec<&Arc<K>>, is_in_initial_list: bool, outbox: &mut Outbox<K>) {
-        if run.is_empty() {
+    /// Applies the gathered writes to the cache, then notifies an update for each that
+    /// replaced an object and an add for each that did not. If an index function fails on one
+    /// of them, they are written one at a time, so only the failing ones are skipped (and
+    /// logged).
+    fn flush(&self, writes: &mut Writes<'_, K>, outbox: &mut Outbox<K>) {
+        if writes.objs.is_empty() {
             return;
         }
-        match self.indexer.upsert_all(run) {
+        let objs = writes.objs.iter().zip(&writes.initial);
+        match self.indexer.upsert_all(&writes.objs) {
             Ok(replaced) => {
-                for (obj, old) in run.iter().zip(replaced) {
-                    outbox.push(write_notification(obj, old, is_in_initial_list));
+                for ((obj, initial), old) in objs.zip(replaced) {
+                    outbox.push(write_notification(obj, old, *initial));
                 }
             }
             Err(_) => {
-                for obj in run.iter() {
+                for (obj, initial) in objs {
                     match self.indexer.upsert(Arc::clone(obj)) {
-                        Ok(old) => outbox.push(write_notification(obj, old, is_in_initial_list)),
+                        Ok(old) => outbox.push(write_notification(obj, old, *initial)),
                         Err(e) => {
                             tracing::error!(informer = %self.options.name, "cache write failed: {e}");
                         }
@@ -534,7 +546,28 @@ impl<K: Object> Shared<K> {
                 }
             }
         }
-        run.clear();
+        writes.objs.clear();
+        writes.initial.clear();
+    }
+}
+
+/// Cache writes of a popped batch not yet applied, with whether each came from an entry of
+/// the initial list. They go to the indexer as one `upsert_all` — one lock hold, and the index
+/// functions of the whole batch run back to back, so their cache misses overlap — instead of
+/// one per entry. `upsert_all` writes them in order (a key's later write sees its earlier one);
+/// a deletion has the writes before it applied first, so the cache and the notifications follow
+/// delta order.
+struct Writes<'a, K> {
+    objs: Vec<&'a Arc<K>>,
+    initial: Vec<bool>,
+}
+
+impl<K> Writes<'_, K> {
+    fn with_capacity(n: usize) -> Self {
+        Writes {
+            objs: Vec::with_capacity(n),
+            initial: Vec::with_capacity(n),
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use parking_lot::{Condvar, Mutex};
 use tokio::time::Instant;
 
 use crate::handler::ResourceEventHandler;
-use crate::notification::Notification;
+use crate::notification::{Batch, Notification};
 use crate::sync_signal::SyncSignal;
 
 /// What happens when a bounded handler buffer is full.
@@ -52,12 +52,14 @@ struct Totals {
 
 impl Totals {
     /// Adds to the totals; only one thread writes a given `Totals`, so no read-modify-write.
-    fn count(&self, initial: bool) {
+    fn add(&self, all: u64, initial: u64) {
         self.all
-            .store(self.all.load(Ordering::Relaxed) + 1, Ordering::Release);
-        if initial {
-            self.initial
-                .store(self.initial.load(Ordering::Relaxed) + 1, Ordering::Release);
+            .store(self.all.load(Ordering::Relaxed) + all, Ordering::Release);
+        if initial > 0 {
+            self.initial.store(
+                self.initial.load(Ordering::Relaxed) + initial,
+                Ordering::Release,
+            );
         }
     }
 }
@@ -75,8 +77,16 @@ impl<T> std::ops::Deref for CacheLine<T> {
     }
 }
 
+/// A batch this listener takes notifications from: all of them, or all but the resyncs.
+struct Piece<K> {
+    batch: Arc<Batch<K>>,
+    syncs: bool,
+}
+
 struct Buffer<K> {
-    items: VecDeque<(Notification<K>, Instant)>,
+    pieces: VecDeque<Piece<K>>,
+    /// How many notifications `pieces` hold for this listener.
+    len: u64,
     closed: bool,
 }
 
@@ -124,7 +134,8 @@ impl<K: Send + Sync + 'static> Listener<K> {
             id,
             handler,
             buffer: Mutex::new(Buffer {
-                items: VecDeque::new(),
+                pieces: VecDeque::new(),
+                len: 0,
                 closed: false,
             }),
             wake: Condvar::new(),
@@ -143,30 +154,36 @@ impl<K: Send + Sync + 'static> Listener<K> {
         })
     }
 
-    /// Appends notifications in order under one lock hold, without waking the thread (see
-    /// [`Listener::wake`]). A closed listener takes none; one that overflows here is closed and
-    /// the rest are dropped with it.
-    pub(crate) fn add_all(&self, notes: impl Iterator<Item = Notification<K>>, now: Instant) {
+    /// Appends a batch's notifications — without its resyncs unless `syncs` — without waking
+    /// the thread (see [`Listener::wake`]). A closed listener takes none; one whose buffer would
+    /// pass its bound is closed instead, and its buffer dropped.
+    pub(crate) fn add_batch(&self, batch: &Arc<Batch<K>>, syncs: bool) {
+        let count = batch.count_for(syncs);
+        if count == 0 {
+            return;
+        }
         let mut buf = self.buffer.lock();
-        for n in notes {
-            if buf.closed {
+        if buf.closed {
+            return;
+        }
+        if let OverflowPolicy::Disconnect { max_pending } = self.policy {
+            if buf.len + count > max_pending as u64 {
+                self.overflow(&mut buf);
                 return;
             }
-            if let OverflowPolicy::Disconnect { max_pending } = self.policy {
-                if buf.items.len() >= max_pending {
-                    self.overflow(&mut buf);
-                    return;
-                }
-            }
-            self.appended.count(n.is_initial_add());
-            buf.items.push_back((n, now));
         }
+        self.appended.add(count, batch.initial);
+        buf.len += count;
+        buf.pieces.push_back(Piece {
+            batch: batch.clone(),
+            syncs,
+        });
     }
 
     /// Wakes the delivery thread if notifications wait for it. Cheap when it is already
     /// awake or nothing waits.
     pub(crate) fn wake(&self) {
-        if !self.buffer.lock().items.is_empty() {
+        if self.buffer.lock().len > 0 {
             self.wake.notify_one();
         }
     }
@@ -174,7 +191,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
     fn overflow(&self, buf: &mut Buffer<K>) {
         tracing::error!(
             listener = self.id,
-            buffered = buf.items.len(),
+            buffered = buf.len,
             "event handler cannot keep up; disconnecting it (OverflowPolicy::Disconnect)"
         );
         // Nothing more will be delivered: the initial list can no longer hold sync back.
@@ -185,7 +202,8 @@ impl<K: Send + Sync + 'static> Listener<K> {
 
     fn mark_closed(&self, buf: &mut Buffer<K>) {
         buf.closed = true;
-        buf.items.clear();
+        buf.pieces.clear();
+        buf.len = 0;
         self.closed.store(true, Ordering::Release);
         self.wake.notify_one();
     }
@@ -222,27 +240,37 @@ impl<K: Send + Sync + 'static> Listener<K> {
     }
 
     fn run(&self) {
-        // The buffer and this batch swap places each round, so both keep their capacity and
+        // The buffer and this queue swap places each round, so both keep their capacity and
         // neither side allocates once they have grown.
-        let mut batch = VecDeque::new();
+        let mut pieces = VecDeque::new();
         loop {
             {
                 let mut buf = self.buffer.lock();
-                while buf.items.is_empty() && !buf.closed {
+                while buf.len == 0 && !buf.closed {
                     self.wake.wait(&mut buf);
                 }
                 if buf.closed {
                     return;
                 }
-                std::mem::swap(&mut buf.items, &mut batch);
+                std::mem::swap(&mut buf.pieces, &mut pieces);
+                buf.len = 0;
             }
-            for (n, enqueued) in batch.drain(..) {
-                if self.closed.load(Ordering::Acquire) {
-                    return;
-                }
-                let since = enqueued.saturating_duration_since(self.epoch).as_nanos() as u64;
+            for piece in pieces.drain(..) {
+                let since = piece
+                    .batch
+                    .enqueued
+                    .saturating_duration_since(self.epoch)
+                    .as_nanos() as u64;
                 self.in_flight_since.store(since + 1, Ordering::Release);
-                self.deliver(&n);
+                for (n, sync) in &piece.batch.notes {
+                    if *sync && !piece.syncs {
+                        continue;
+                    }
+                    if self.closed.load(Ordering::Acquire) {
+                        return;
+                    }
+                    self.deliver(n);
+                }
             }
             self.in_flight_since.store(0, Ordering::Release);
         }
@@ -265,7 +293,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
         // Counted even after a panic, so a panicking handler cannot wedge has_synced
         // (client-go #129024).
         let initial = n.is_initial_add();
-        self.done.count(initial);
+        self.done.add(1, u64::from(initial));
         if initial && self.initial_pending() == 0 {
             self.signal.notify();
         }
@@ -312,7 +340,11 @@ impl<K: Send + Sync + 'static> Listener<K> {
         let oldest = if in_flight > 0 {
             self.epoch + Duration::from_nanos(in_flight - 1)
         } else {
-            self.buffer.lock().items.front().map(|(_, t)| *t)?
+            self.buffer
+                .lock()
+                .pieces
+                .front()
+                .map(|p| p.batch.enqueued)?
         };
         Some(Instant::now().saturating_duration_since(oldest))
     }

@@ -7,7 +7,7 @@ use parking_lot::RwLock;
 use tokio::time::Instant;
 
 use crate::listener::Listener;
-use crate::notification::Notification;
+use crate::notification::{Batch, Notification};
 
 /// The resync period a listener actually gets (client-go's `determineResyncPeriod`): none if it
 /// asked for none or the informer never resyncs, and never less than the check period.
@@ -78,21 +78,15 @@ impl<K: Send + Sync + 'static> Processor<K> {
     }
 
     /// Sends each notification to every listener, or, for a resync (`true`), only to the
-    /// listeners whose resync is due in this round; one buffer lock per listener for all.
-    pub(crate) fn distribute_all(&self, notes: &[(Notification<K>, bool)]) {
+    /// listeners whose resync is due in this round: one shared batch, one buffer lock per
+    /// listener.
+    pub(crate) fn distribute_all(&self, notes: Vec<(Notification<K>, bool)>) {
         if notes.is_empty() {
             return;
         }
-        let now = Instant::now();
+        let batch = Arc::new(Batch::new(notes, Instant::now()));
         for l in self.listeners.read().iter() {
-            let syncing = l.syncing.load(std::sync::atomic::Ordering::Acquire);
-            l.add_all(
-                notes
-                    .iter()
-                    .filter(|(_, sync)| !sync || syncing)
-                    .map(|(n, _)| n.clone()),
-                now,
-            );
+            l.add_batch(&batch, l.syncing.load(std::sync::atomic::Ordering::Acquire));
         }
     }
 
