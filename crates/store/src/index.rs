@@ -54,25 +54,66 @@ impl Hash for MemberKey {
     }
 }
 
-struct Bucket<K> {
-    /// The interned value, shared with every object's stored [`Values`].
+/// One set: the objects indexed under one value.
+struct Set<K> {
+    /// The value, shared with the index's look-up table.
     value: Arc<str>,
     members: Members<K>,
 }
 
-/// One index (client-go's `Index`, a value → set-of-keys map). A value whose set empties is
-/// removed at once, so every value present has at least one member.
+/// One index (client-go's `Index`, a value → set-of-keys map). Each set has a small id, which is
+/// what a stored object keeps of its values: an update reaches its sets without hashing a
+/// value, and compares its new values with the sets' own strings. A set whose last member
+/// leaves is removed at once (its id is reused), so every value present has at least one
+/// member.
 pub(crate) struct Index<K> {
-    buckets: HashMap<Arc<str>, Bucket<K>, RandomState>,
+    ids: HashMap<Arc<str>, u32, RandomState>,
+    /// By id; `None` for a free id.
+    sets: Vec<Option<Set<K>>>,
+    free: Vec<u32>,
     hasher: RandomState,
 }
 
 impl<K> Index<K> {
     pub(crate) fn new(hasher: RandomState) -> Self {
         Index {
-            buckets: HashMap::with_hasher(hasher.clone()),
+            ids: HashMap::with_hasher(hasher.clone()),
+            sets: Vec::new(),
+            free: Vec::new(),
             hasher,
         }
+    }
+
+    fn set(&self, id: u32) -> Option<&Set<K>> {
+        self.sets.get(id as usize).and_then(Option::as_ref)
+    }
+
+    fn set_mut(&mut self, id: u32) -> Option<&mut Set<K>> {
+        self.sets.get_mut(id as usize).and_then(Option::as_mut)
+    }
+
+    /// The id of `value`'s set, creating the set if needed.
+    fn id_of(&mut self, value: &str) -> u32 {
+        if let Some(&id) = self.ids.get(value) {
+            return id;
+        }
+        let value: Arc<str> = Arc::from(value);
+        let set = Set {
+            value: value.clone(),
+            members: Members::with_hasher(self.hasher.clone()),
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.sets[id as usize] = Some(set);
+                id
+            }
+            None => {
+                self.sets.push(Some(set));
+                (self.sets.len() - 1) as u32
+            }
+        };
+        self.ids.insert(value, id);
+        id
     }
 
     /// Adds `key` under each of `new`'s values and returns the stored form of those values.
@@ -82,42 +123,57 @@ impl<K> Index<K> {
         new: &IndexValues<'_>,
         obj: &Arc<K>,
     ) -> Values {
-        if new.len() == 1 {
-            let v = new.iter().next().unwrap_or_default();
-            return Values::One(self.add_member(v, key, obj));
+        if let Some(v) = single(new) {
+            let id = self.id_of(v);
+            self.add_member(id, MemberKey(key.clone()), obj);
+            return Values::One(id);
         }
-        Values::from_interned(new.iter().map(|v| self.add_member(v, key, obj)).collect())
+        let ids = new
+            .iter()
+            .map(|v| {
+                let id = self.id_of(v);
+                self.add_member(id, MemberKey(key.clone()), obj);
+                id
+            })
+            .collect();
+        Values::from_ids(ids)
     }
 
-    /// Adds `key` to the set of `value` (creating it) and returns the interned value.
-    fn add_member(&mut self, value: &str, key: &ObjectKey, obj: &Arc<K>) -> Arc<str> {
-        let bucket = match self.buckets.get_mut(value) {
-            Some(b) => b,
-            None => {
-                let interned: Arc<str> = Arc::from(value);
-                let bucket = Bucket {
-                    value: interned.clone(),
-                    members: Members::with_hasher(self.hasher.clone()),
-                };
-                self.buckets.entry(interned).or_insert(bucket)
+    fn add_member(&mut self, id: u32, key: MemberKey, obj: &Arc<K>) {
+        if let Some(set) = self.set_mut(id) {
+            set.members.insert(key, obj.clone());
+        }
+    }
+
+    /// Takes `key` out of set `id`, removing the set if it empties; returns the member key.
+    fn take_member(&mut self, id: u32, key: &ObjectKey) -> Option<MemberKey> {
+        let set = self.set_mut(id)?;
+        let (member, _) = set.members.remove_entry(&addr_of(key))?;
+        if set.members.is_empty() {
+            if let Some(set) = self.sets[id as usize].take() {
+                self.ids.remove(&set.value);
             }
-        };
-        bucket.members.insert(MemberKey(key.clone()), obj.clone());
-        bucket.value.clone()
+            self.free.push(id);
+        }
+        Some(member)
     }
 
-    /// Removes `key` (the stored one) from each of `old`'s values, dropping sets that become
+    /// Removes `key` (the stored one) from each of `old`'s sets, dropping sets that become
     /// empty.
     pub(crate) fn remove(&mut self, key: &ObjectKey, old: &Values) {
-        let key = addr_of(key);
-        for v in old.as_slice() {
-            if let Some(b) = self.buckets.get_mut(v) {
-                b.members.remove(&key);
-                if b.members.is_empty() {
-                    self.buckets.remove(v);
-                }
-            }
+        for &id in old.as_slice() {
+            self.take_member(id, key);
         }
+    }
+
+    /// Whether `old` names exactly `new`'s values, in order.
+    fn same(&self, old: &Values, new: &IndexValues<'_>) -> bool {
+        let old = old.as_slice();
+        old.len() == new.len()
+            && old
+                .iter()
+                .zip(new.iter())
+                .all(|(&id, v)| self.set(id).is_some_and(|s| &*s.value == v))
     }
 
     /// Moves `key` from `old`'s values to `new`'s. When they are the same (the usual update) only
@@ -131,30 +187,48 @@ impl<K> Index<K> {
         obj: &Arc<K>,
         last: bool,
     ) {
-        if !old.same_as(new) {
-            self.remove(key, old);
-            *old = self.insert(key, new, obj);
-        } else if last {
-            let key = addr_of(key);
-            for v in old.as_slice() {
-                if let Some(handle) = self
-                    .buckets
-                    .get_mut(v)
-                    .and_then(|b| b.members.get_mut(&key))
-                {
-                    *handle = obj.clone();
+        if self.same(old, new) {
+            if last {
+                let addr = addr_of(key);
+                for &id in old.as_slice() {
+                    if let Some(handle) = self.set_mut(id).and_then(|s| s.members.get_mut(&addr)) {
+                        *handle = obj.clone();
+                    }
                 }
             }
+            return;
         }
+        if let (Values::One(from), Some(to)) = (&*old, single(new)) {
+            // The usual move between two sets: the member key goes along.
+            let member = self
+                .take_member(*from, key)
+                .unwrap_or_else(|| MemberKey(key.clone()));
+            let id = self.id_of(to);
+            self.add_member(id, member, obj);
+            *old = Values::One(id);
+            return;
+        }
+        self.remove(key, old);
+        *old = self.insert(key, new, obj);
     }
 
     /// The objects indexed under `value`.
     pub(crate) fn members(&self, value: &str) -> Option<&Members<K>> {
-        self.buckets.get(value).map(|b| &b.members)
+        let id = *self.ids.get(value)?;
+        self.set(id).map(|s| &s.members)
     }
 
     /// Every value with at least one member.
     pub(crate) fn values(&self) -> impl Iterator<Item = &Arc<str>> {
-        self.buckets.keys()
+        self.ids.keys()
+    }
+}
+
+/// The only value of `values`, if it has exactly one.
+fn single<'v>(values: &'v IndexValues<'_>) -> Option<&'v str> {
+    let mut it = values.iter();
+    match (it.next(), it.next()) {
+        (Some(v), None) => Some(v),
+        _ => None,
     }
 }

@@ -6,6 +6,7 @@ use ahash::RandomState;
 use hashbrown::hash_table;
 use hashbrown::HashTable;
 use kcache_core::ObjectKey;
+use smallvec::SmallVec;
 
 use crate::values::Values;
 
@@ -14,11 +15,14 @@ use crate::values::Values;
 /// time instead of a reader paying for a full copy under the lock.
 const SHARDS: usize = 256;
 
-/// One stored object and, per index, the values it is indexed under (so updates and deletes move
-/// exactly what was added, without calling the index function on the old object).
+/// Per index, the sets of one object; inline for up to two indexes.
+pub(crate) type SlotValues = SmallVec<[Values; 2]>;
+
+/// One stored object and, per index, the sets it is in (so updates and deletes move exactly
+/// what was added, without calling the index function on the old object).
 pub(crate) struct Slot<K> {
     pub(crate) obj: Arc<K>,
-    pub(crate) values: Box<[Values]>,
+    pub(crate) values: SlotValues,
 }
 
 impl<K> Clone for Slot<K> {

@@ -9,7 +9,7 @@ use kcache_core::ObjectKey;
 
 use crate::index::Index;
 use crate::items::{Items, Slot};
-use crate::values::{IndexValues, Values};
+use crate::values::IndexValues;
 use crate::{Indexers, StoreError};
 
 /// Values computed (outside the lock) for the index functions being added, per key, with the
@@ -166,14 +166,12 @@ impl<K> State<K> {
             let Some((_, fresh)) = computed.get(key) else {
                 continue;
             };
-            let mut values: Vec<Values> = std::mem::take(&mut slot.values).into_vec();
-            values.extend(
+            slot.values.extend(
                 new_indices
                     .iter_mut()
                     .zip(fresh)
                     .map(|(index, new)| index.insert(key, new, &slot.obj)),
             );
-            slot.values = values.into_boxed_slice();
         }
         self.indexers = all;
     }

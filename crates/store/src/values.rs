@@ -1,7 +1,6 @@
 //! The values an index function returns, and the interned form the store keeps of them.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 /// What an index function returns: the values an object is indexed under (client-go's
 /// `[]string`).
@@ -90,44 +89,39 @@ impl<'a> From<Vec<&'a str>> for IndexValues<'a> {
     }
 }
 
-/// The values one object is indexed under in one index, as the store keeps them: deduplicated and
-/// sharing each string with the index's own key for that value.
+/// The sets one object is in, in one index, as the store keeps them: the ids the index gave
+/// those sets (see [`crate::index::Index`]), deduplicated, in the order of the values.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Values {
-    One(Arc<str>),
-    /// Zero or several values (no allocation when empty).
-    Many(Box<[Arc<str>]>),
+    One(u32),
+    /// Zero or several.
+    // Boxed twice so the common `One` keeps the enum at 16 bytes.
+    #[allow(clippy::box_collection)]
+    Many(Box<Vec<u32>>),
 }
 
 impl Values {
-    pub(crate) fn as_slice(&self) -> &[Arc<str>] {
+    pub(crate) fn as_slice(&self) -> &[u32] {
         match self {
-            Values::One(v) => std::slice::from_ref(v),
-            Values::Many(vs) => vs,
+            Values::One(id) => std::slice::from_ref(id),
+            Values::Many(ids) => ids,
         }
     }
 
-    /// Whether these are exactly `new`'s values in the same order (the fast path of an update:
-    /// nothing to move between sets).
-    pub(crate) fn same_as(&self, new: &IndexValues<'_>) -> bool {
-        let old = self.as_slice();
-        old.len() == new.len() && old.iter().zip(new.iter()).all(|(o, n)| **o == *n)
-    }
-
-    /// Builds the stored form from interned strings, dropping duplicates.
-    pub(crate) fn from_interned(mut vs: Vec<Arc<str>>) -> Values {
-        if vs.len() == 1 {
-            return Values::One(vs.pop().unwrap_or_else(|| Arc::from("")));
+    /// The stored form of `ids`, dropping duplicates (the first of each stays).
+    pub(crate) fn from_ids(mut ids: Vec<u32>) -> Values {
+        if let [id] = ids[..] {
+            return Values::One(id);
         }
         let mut seen = 0;
-        for i in 0..vs.len() {
-            if !vs[..seen].contains(&vs[i]) {
-                vs.swap(seen, i);
+        for i in 0..ids.len() {
+            if !ids[..seen].contains(&ids[i]) {
+                ids.swap(seen, i);
                 seen += 1;
             }
         }
-        vs.truncate(seen);
-        Values::Many(vs.into_boxed_slice())
+        ids.truncate(seen);
+        Values::Many(Box::new(ids))
     }
 }
 
@@ -146,14 +140,9 @@ mod tests {
     }
 
     #[test]
-    fn stored_values_drop_duplicates_and_compare_in_order() {
-        let a: Arc<str> = Arc::from("a");
-        let b: Arc<str> = Arc::from("b");
-        let v = Values::from_interned(vec![a.clone(), b.clone(), a.clone()]);
-        assert_eq!(v.as_slice(), [a.clone(), b.clone()]);
-        assert!(v.same_as(&vec!["a", "b"].into()));
-        assert!(!v.same_as(&vec!["b", "a"].into()));
-        assert!(Values::from_interned(vec![]).same_as(&IndexValues::none()));
-        assert!(Values::from_interned(vec![a]).same_as(&IndexValues::one("a")));
+    fn stored_values_drop_duplicates_in_order() {
+        assert_eq!(Values::from_ids(vec![7]), Values::One(7));
+        assert_eq!(Values::from_ids(vec![3, 5, 3, 5, 1]).as_slice(), [3, 5, 1]);
+        assert!(Values::from_ids(vec![]).as_slice().is_empty());
     }
 }
