@@ -46,6 +46,7 @@ enum Scenario {
 }
 
 fn main() {
+    heap::disable_transparent_huge_pages();
     match Cli::parse().scenario {
         Scenario::Workqueue(args) => workqueue::run(args),
         Scenario::Store(args) => store::run(args),
