@@ -110,6 +110,19 @@ impl<K: DeserializeOwned> ListDecoder<K> {
 
     /// Decodes every item that completes in `chunk`, in order, into `out`.
     pub fn push(&mut self, chunk: &[u8], out: &mut VecDeque<K>) -> Result<(), Error> {
+        self.push_raw(chunk, |index, bytes| {
+            out.push_back(decode_item(index, bytes)?);
+            Ok(())
+        })
+    }
+
+    /// Like [`ListDecoder::push`], but hands over each complete item's JSON with its index in
+    /// the list instead of decoding it (for decoding elsewhere, e.g. on other threads).
+    pub fn push_raw(
+        &mut self,
+        chunk: &[u8],
+        mut on_item: impl FnMut(usize, &[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         let mut i = 0;
         while i < chunk.len() {
             let b = chunk[i];
@@ -224,9 +237,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                         .map_err(|TooLarge(n)| too_large(&format!("list item {index}"), n, limit))?
                     {
                         Some((value, used)) => {
-                            let item = serde_json::from_slice(value)
-                                .map_err(|e| Error::decode(format!("list item {index}"), e))?;
-                            out.push_back(item);
+                            on_item(index, value)?;
                             self.items_seen += 1;
                             self.capture.reset();
                             i += used;
@@ -278,6 +289,11 @@ impl<K: DeserializeOwned> ListDecoder<K> {
     }
 }
 
+/// Decodes the item at `index` of a list.
+fn decode_item<K: DeserializeOwned>(index: usize, bytes: &[u8]) -> Result<K, Error> {
+    serde_json::from_slice(bytes).map_err(|e| Error::decode(format!("list item {index}"), e))
+}
+
 pin_project_lite::pin_project! {
     /// The items of a list response, decoded one at a time as the body arrives.
     ///
@@ -321,15 +337,106 @@ where
     K: DeserializeOwned,
 {
     /// Reads the whole list into one page.
-    pub async fn into_list(self) -> Result<ObjectList<K>, Error> {
-        let mut this = std::pin::pin!(self);
-        let mut items = Vec::new();
-        while let Some(item) = futures_util::StreamExt::next(&mut this).await {
-            items.push(item?);
+    ///
+    /// Items are decoded on the blocking thread pool, in batches of about 256 KiB of JSON, while
+    /// this task goes on reading and splitting the body: decoding typed objects costs far more
+    /// than reading them, and a large list otherwise decodes on one core. At most one batch per
+    /// core is in flight, so memory stays bounded; a list smaller than one batch is decoded
+    /// right here, and so is everything when no tokio runtime is running. Items keep their order,
+    /// and an error is the first one in body order, as if decoded one by one.
+    pub async fn into_list(self) -> Result<ObjectList<K>, Error>
+    where
+        K: Send + 'static,
+    {
+        let ListStream {
+            body,
+            mut decoder,
+            ready,
+            ..
+        } = self;
+        let mut body = std::pin::pin!(body);
+        let mut items: Vec<K> = ready.into_iter().collect();
+        let mut batch = RawBatch::default();
+        let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Vec<K>, Error>>> =
+            VecDeque::new();
+        let pool = tokio::runtime::Handle::try_current().ok();
+        let max_in_flight = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let failure = loop {
+            let chunk = match futures_util::StreamExt::next(&mut body).await {
+                Some(Ok(chunk)) => chunk,
+                Some(Err(e)) => break Some(Error::Request(e.into())),
+                None => break None,
+            };
+            if let Err(e) = decoder.push_raw(&chunk, |index, bytes| {
+                batch.push(index, bytes);
+                Ok(())
+            }) {
+                break Some(e);
+            }
+            if batch.json.len() >= RawBatch::TARGET_BYTES {
+                let full = std::mem::take(&mut batch);
+                let Some(pool) = &pool else {
+                    items.extend(full.decode()?);
+                    continue;
+                };
+                in_flight.push_back(pool.spawn_blocking(move || full.decode()));
+                while in_flight.len() > max_in_flight {
+                    if let Some(done) = in_flight.pop_front() {
+                        items.extend(joined(done.await)?);
+                    }
+                }
+            }
+        };
+        // The rest decodes here while the pool finishes; the items before it come first.
+        let last = batch.decode();
+        for done in in_flight {
+            items.extend(joined(done.await)?);
         }
-        let metadata = this.project().metadata.take().unwrap_or_default();
+        items.extend(last?);
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        let metadata = decoder.finish()?;
         Ok(ObjectList { metadata, items })
     }
+}
+
+/// The JSON of consecutive list items, for decoding on another thread.
+#[derive(Default)]
+struct RawBatch {
+    json: Vec<u8>,
+    /// Each item's index in the list and end offset in `json`.
+    items: Vec<(usize, usize)>,
+}
+
+impl RawBatch {
+    /// About this much JSON per batch: big enough that a thread hop is noise, small enough that
+    /// every core gets work from a list of a few megabytes.
+    const TARGET_BYTES: usize = 256 << 10;
+
+    fn push(&mut self, index: usize, bytes: &[u8]) {
+        self.json.extend_from_slice(bytes);
+        self.items.push((index, self.json.len()));
+    }
+
+    /// Decodes every item, stopping at the first failure.
+    fn decode<K: DeserializeOwned>(self) -> Result<Vec<K>, Error> {
+        let mut start = 0;
+        let mut out = Vec::with_capacity(self.items.len());
+        for (index, end) in self.items {
+            out.push(decode_item(index, &self.json[start..end])?);
+            start = end;
+        }
+        Ok(out)
+    }
+}
+
+/// A decoded batch from the blocking pool; a panic there (a `Deserialize` impl's bug) comes back
+/// as an error, not as a panic of the reader.
+fn joined<K>(
+    result: Result<Result<Vec<K>, Error>, tokio::task::JoinError>,
+) -> Result<Vec<K>, Error> {
+    result.map_err(|e| Error::decode("list items", format!("decoding thread failed: {e}")))?
 }
 
 impl<S, E, K> Stream for ListStream<S, K>
