@@ -3,7 +3,9 @@
 //! Every handler gets its own FIFO buffer and its own OS thread, so a slow or stuck handler
 //! delays only itself: the informer's processing loop only appends to buffers. Unlike
 //! client-go's invisible ring buffer (#121474), the buffer's length and the age of its oldest
-//! notification are readable, and it can be bounded (see [`OverflowPolicy`]).
+//! notification are readable, and it can be bounded (see [`OverflowPolicy`]). A buffer holds
+//! pieces of shared batches ([`Batch`]): every listener reads the same notifications, so
+//! distributing one costs no reference counting per listener.
 //!
 //! Appending does not wake the thread: the informer wakes listeners with pending work in
 //! batches ([`Listener::wake`], every few pops and whenever the FIFO runs dry), so a stream of
