@@ -124,25 +124,22 @@ impl<K> Index<K> {
         obj: &Arc<K>,
     ) -> Values {
         if let Some(v) = single(new) {
-            let id = self.id_of(v);
-            self.add_member(id, MemberKey(key.clone()), obj);
-            return Values::One(id);
+            return Values::One(self.join(v, MemberKey(key.clone()), obj));
         }
         let ids = new
             .iter()
-            .map(|v| {
-                let id = self.id_of(v);
-                self.add_member(id, MemberKey(key.clone()), obj);
-                id
-            })
+            .map(|v| self.join(v, MemberKey(key.clone()), obj))
             .collect();
         Values::from_ids(ids)
     }
 
-    fn add_member(&mut self, id: u32, key: MemberKey, obj: &Arc<K>) {
+    /// Adds `key` with `obj` to the set of `value` (creating it); returns the set's id.
+    fn join(&mut self, value: &str, key: MemberKey, obj: &Arc<K>) -> u32 {
+        let id = self.id_of(value);
         if let Some(set) = self.set_mut(id) {
             set.members.insert(key, obj.clone());
         }
+        id
     }
 
     /// Takes `key` out of set `id`, removing the set if it empties; returns the member key.
@@ -203,9 +200,7 @@ impl<K> Index<K> {
             let member = self
                 .take_member(*from, key)
                 .unwrap_or_else(|| MemberKey(key.clone()));
-            let id = self.id_of(to);
-            self.add_member(id, member, obj);
-            *old = Values::One(id);
+            *old = Values::One(self.join(to, member, obj));
             return;
         }
         self.remove(key, old);

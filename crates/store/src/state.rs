@@ -129,6 +129,7 @@ impl<K> State<K> {
         }
     }
 
+    /// Removes the object at `key` from the items and every index.
     pub(crate) fn remove(&mut self, key: &str) -> Option<Slot<K>> {
         let (key, slot) = self.items.remove(key)?;
         for (index, old) in self.indices.iter_mut().zip(&slot.values[..]) {
