@@ -123,3 +123,23 @@ fn without_a_runtime_large_lists_decode_in_place() {
     let e = block_on(stream(list_body(N, &[3000], "}")).into_list()).unwrap_err();
     assert!(e.to_string().contains("list item 3000"), "{e}");
 }
+
+#[tokio::test]
+async fn a_partly_read_stream_keeps_what_it_ended_with() {
+    // The one chunk completes item 0, then breaks: the failure is found while item 0 is read.
+    let body = r#"{"metadata":{"resourceVersion":"1"},"items":[{"metadata":{"name":"a"}}x"#;
+    let mut s = stream(body.to_string());
+    assert_eq!(s.next().await.unwrap().unwrap().name(), "a");
+    let e = s.into_list().await.unwrap_err().to_string();
+    assert!(e.contains("found 'x'"), "{e}");
+
+    // Read to a clean end: the rest of the list (nothing) and its metadata.
+    let mut s = stream(
+        r#"{"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}}]}"#.to_string(),
+    );
+    assert_eq!(s.next().await.unwrap().unwrap().name(), "a");
+    assert!(s.next().await.is_none());
+    let list = s.into_list().await.unwrap();
+    assert!(list.items.is_empty());
+    assert_eq!(list.metadata.resource_version.as_deref(), Some("9"));
+}

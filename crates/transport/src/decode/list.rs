@@ -352,10 +352,22 @@ where
             body,
             mut decoder,
             ready,
-            ..
+            metadata,
+            failed,
+            done,
         } = self;
-        let mut body = std::pin::pin!(body);
         let mut items: Vec<K> = ready.into_iter().collect();
+        // Read to its end already (through `Stream`): what it ended with stands.
+        if done {
+            return match failed {
+                Some(e) => Err(e),
+                None => Ok(ObjectList {
+                    metadata: metadata.unwrap_or_default(),
+                    items,
+                }),
+            };
+        }
+        let mut body = std::pin::pin!(body);
         let mut batch = RawBatch::default();
         let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Vec<K>, Error>>> =
             VecDeque::new();
