@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{fifo, obj, pop, show};
-use kcache_delta_fifo::{FifoMode, PoppedBatch};
+use kcache_delta_fifo::{DeltaFifo, FifoMode, PoppedBatch};
 
 use crate::common::Obj;
 
@@ -18,12 +18,18 @@ fn keys_and_deltas(batch: &PoppedBatch<'_, Obj>) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_batch_takes_queued_keys_in_order_up_to_max() {
-    let f = fifo(FifoMode::Delta, None, false);
+/// A FIFO holding updates of `a`, `b`, `a` again and `c`, in that order.
+fn queued(mode: FifoMode) -> DeltaFifo<Obj> {
+    let f = fifo(mode, None, false);
     for (name, val) in [("a", 1), ("b", 1), ("a", 2), ("c", 1)] {
         f.update(obj(name, val)).unwrap();
     }
+    f
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_batch_takes_queued_keys_in_order_up_to_max() {
+    let f = queued(FifoMode::Delta);
     let batch = f.pop_batch(2).await.unwrap();
     assert_eq!(
         keys_and_deltas(&batch),
@@ -45,10 +51,7 @@ async fn a_batch_takes_queued_keys_in_order_up_to_max() {
 
 #[tokio::test(start_paused = true)]
 async fn in_real_mode_a_batch_holds_each_key_once() {
-    let f = fifo(FifoMode::Real, None, false);
-    for (name, val) in [("a", 1), ("b", 1), ("a", 2), ("c", 1)] {
-        f.update(obj(name, val)).unwrap();
-    }
+    let f = queued(FifoMode::Real);
     // `a`'s second delta waits: `a` is processing in this batch.
     let batch = f.pop_batch(10).await.unwrap();
     assert_eq!(
