@@ -1,65 +1,52 @@
-//! One index: value → the objects indexed under it.
+//! One index: value → the keys of the objects indexed under it.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ahash::RandomState;
-use hashbrown::Equivalent;
+use hashbrown::{hash_table, HashTable};
 use kcache_core::ObjectKey;
 
 use crate::values::{IndexValues, Values};
 
-/// The objects of one index value, by key. It holds the object handles themselves, so `by_index`
-/// never looks anything up in the item map.
-pub(crate) type Members<K> = hashbrown::HashMap<MemberKey, Arc<K>, RandomState>;
-
-/// A member's key: the very key the item map holds (never an equal copy), so it is hashed and
-/// compared by the address of its string. A probe, and the rehash when a set grows, never read
-/// the string itself — on a large store that read is a cache miss per member.
+/// An object in a set: the very key the item map holds (never an equal copy), compared by the
+/// address of its string, and the key's hash in the item map. A set probe, the rehash when a
+/// set grows, and `by_index`'s look-up of the object by (hash, address) never read the key's
+/// string — on a large store each such read is a cache miss.
+///
+/// Sets hold keys rather than object handles so an update that keeps an object's values (its
+/// namespace, usually its labels) never probes a set.
 #[derive(Clone)]
-pub(crate) struct MemberKey(pub(crate) ObjectKey);
+pub(crate) struct Member {
+    pub(crate) key: ObjectKey,
+    pub(crate) hash: u64,
+}
 
-impl MemberKey {
-    fn addr(&self) -> usize {
-        addr_of(&self.0).0
+impl Member {
+    /// Whether `key` is this member's key itself (not merely an equal one).
+    pub(crate) fn is(&self, key: &ObjectKey) -> bool {
+        std::ptr::eq(self.key.as_str().as_ptr(), key.as_str().as_ptr())
     }
 }
 
-/// Looks a member up by a borrowed stored key, without cloning it.
-#[derive(Hash)]
-struct KeyAddr(usize);
-
-fn addr_of(key: &ObjectKey) -> KeyAddr {
-    KeyAddr(key.as_str().as_ptr() as usize)
-}
-
-impl Equivalent<MemberKey> for KeyAddr {
-    fn equivalent(&self, key: &MemberKey) -> bool {
-        self.0 == key.addr()
-    }
-}
-
-impl PartialEq for MemberKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.addr() == other.addr()
-    }
-}
-
-impl Eq for MemberKey {}
-
-impl Hash for MemberKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        KeyAddr(self.addr()).hash(state);
-    }
-}
+/// The members of one index value. Tabled by the item map's hash of the key, which is already a
+/// good hash: nothing is hashed again.
+pub(crate) type Members = HashTable<Member>;
 
 /// One set: the objects indexed under one value.
 struct Set<K> {
     /// The value, shared with the index's look-up table.
     value: Arc<str>,
-    members: Members<K>,
+    members: Members,
+    /// The members' objects, as the first `by_index` since the set last changed found them in
+    /// the item map; later ones copy these handles instead of looking every member up again.
+    /// Any change to a member or to its object drops them (so they never keep a replaced
+    /// object alive).
+    objects: OnceLock<Objects<K>>,
 }
+
+/// A set's objects, kept between reads.
+pub(crate) type Objects<K> = Box<[Arc<K>]>;
 
 /// One index (client-go's `Index`, a value → set-of-keys map). Each set has a small id, which is
 /// what a stored object keeps of its values: an update reaches its sets without hashing a
@@ -71,16 +58,17 @@ pub(crate) struct Index<K> {
     /// By id; `None` for a free id.
     sets: Vec<Option<Set<K>>>,
     free: Vec<u32>,
-    hasher: RandomState,
+    /// Kept objects the last writes dropped, for the writer to release after unlocking.
+    stale: Vec<Objects<K>>,
 }
 
 impl<K> Index<K> {
     pub(crate) fn new(hasher: RandomState) -> Self {
         Index {
-            ids: HashMap::with_hasher(hasher.clone()),
+            ids: HashMap::with_hasher(hasher),
             sets: Vec::new(),
             free: Vec::new(),
-            hasher,
+            stale: Vec::new(),
         }
     }
 
@@ -92,6 +80,12 @@ impl<K> Index<K> {
         self.sets.get_mut(id as usize).and_then(Option::as_mut)
     }
 
+    /// Set `id` or its objects changed: the objects it kept for reads go to `stale`.
+    fn changed(&mut self, id: u32) {
+        let kept = self.set_mut(id).and_then(|set| set.objects.take());
+        self.stale.extend(kept);
+    }
+
     /// The id of `value`'s set, creating the set if needed.
     fn id_of(&mut self, value: &str) -> u32 {
         if let Some(&id) = self.ids.get(value) {
@@ -100,7 +94,8 @@ impl<K> Index<K> {
         let value: Arc<str> = Arc::from(value);
         let set = Set {
             value: value.clone(),
-            members: Members::with_hasher(self.hasher.clone()),
+            members: Members::new(),
+            objects: OnceLock::new(),
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -116,37 +111,39 @@ impl<K> Index<K> {
         id
     }
 
-    /// Adds `key` under each of `new`'s values and returns the stored form of those values.
-    pub(crate) fn insert(
-        &mut self,
-        key: &ObjectKey,
-        new: &IndexValues<'_>,
-        obj: &Arc<K>,
-    ) -> Values {
+    /// Adds `member` under each of `new`'s values and returns the stored form of those values.
+    pub(crate) fn insert(&mut self, member: &Member, new: &IndexValues<'_>) -> Values {
         if let Some(v) = single(new) {
-            return Values::One(self.join(v, MemberKey(key.clone()), obj));
+            return Values::One(self.join(v, member.clone()));
         }
-        let ids = new
-            .iter()
-            .map(|v| self.join(v, MemberKey(key.clone()), obj))
-            .collect();
+        let ids = new.iter().map(|v| self.join(v, member.clone())).collect();
         Values::from_ids(ids)
     }
 
-    /// Adds `key` with `obj` to the set of `value` (creating it); returns the set's id.
-    fn join(&mut self, value: &str, key: MemberKey, obj: &Arc<K>) -> u32 {
+    /// Adds `member` to the set of `value` (creating it); returns the set's id.
+    fn join(&mut self, value: &str, member: Member) -> u32 {
         let id = self.id_of(value);
+        self.changed(id);
         if let Some(set) = self.set_mut(id) {
-            set.members.insert(key, obj.clone());
+            // A value listed twice joins once.
+            if let hash_table::Entry::Vacant(slot) =
+                set.members
+                    .entry(member.hash, |m| m.is(&member.key), |m| m.hash)
+            {
+                slot.insert(member);
+            }
         }
         id
     }
 
-    /// Takes `key` out of set `id`, removing the set if it empties; returns the member key.
-    fn take_member(&mut self, id: u32, key: &ObjectKey) -> Option<MemberKey> {
+    /// Takes `key` (hashed `hash`) out of set `id`, removing the set if it empties; returns the
+    /// member.
+    fn take_member(&mut self, id: u32, key: &ObjectKey, hash: u64) -> Option<Member> {
         let set = self.set_mut(id)?;
-        let (member, _) = set.members.remove_entry(&addr_of(key))?;
-        if set.members.is_empty() {
+        let (member, _) = set.members.find_entry(hash, |m| m.is(key)).ok()?.remove();
+        let emptied = set.members.is_empty();
+        self.changed(id);
+        if emptied {
             if let Some(set) = self.sets[id as usize].take() {
                 self.ids.remove(&set.value);
             }
@@ -155,11 +152,10 @@ impl<K> Index<K> {
         Some(member)
     }
 
-    /// Removes `key` (the stored one) from each of `old`'s sets, dropping sets that become
-    /// empty.
-    pub(crate) fn remove(&mut self, key: &ObjectKey, old: &Values) {
+    /// Removes `member` from each of `old`'s sets, dropping sets that become empty.
+    pub(crate) fn remove(&mut self, member: &Member, old: &Values) {
         for &id in old.as_slice() {
-            self.take_member(id, key);
+            self.take_member(id, &member.key, member.hash);
         }
     }
 
@@ -173,42 +169,58 @@ impl<K> Index<K> {
                 .all(|(&id, v)| self.set(id).is_some_and(|s| &*s.value == v))
     }
 
-    /// Moves `key` from `old`'s values to `new`'s. When they are the same (the usual update) only
-    /// the object handle in each set is replaced — and only if `last`: within a run of writes
-    /// to one key under one lock hold, nobody can see the handles of the writes in between.
+    /// Moves the object with stored key `key` (hashed `hash`) from `old`'s values to `new`'s.
+    /// When they are the same (the usual update) the sets stay as they are; only the objects
+    /// they keep for reads are dropped.
     pub(crate) fn update(
         &mut self,
         key: &ObjectKey,
+        hash: u64,
         old: &mut Values,
         new: &IndexValues<'_>,
-        obj: &Arc<K>,
-        last: bool,
     ) {
         if self.same(old, new) {
-            if last {
-                let addr = addr_of(key);
-                for &id in old.as_slice() {
-                    if let Some(handle) = self.set_mut(id).and_then(|s| s.members.get_mut(&addr)) {
-                        *handle = obj.clone();
-                    }
-                }
+            for &id in old.as_slice() {
+                self.changed(id);
             }
             return;
         }
+        let member = || Member {
+            key: key.clone(),
+            hash,
+        };
         if let (Values::One(from), Some(to)) = (&*old, single(new)) {
-            // The usual move between two sets: the member key goes along.
-            let member = self
-                .take_member(*from, key)
-                .unwrap_or_else(|| MemberKey(key.clone()));
-            *old = Values::One(self.join(to, member, obj));
+            // The usual move between two sets: the member goes along.
+            let moved = self.take_member(*from, key, hash).unwrap_or_else(member);
+            *old = Values::One(self.join(to, moved));
             return;
         }
-        self.remove(key, old);
-        *old = self.insert(key, new, obj);
+        let member = member();
+        self.remove(&member, old);
+        *old = self.insert(&member, new);
     }
 
-    /// The objects indexed under `value`.
-    pub(crate) fn members(&self, value: &str) -> Option<&Members<K>> {
+    /// The objects indexed under `value`: the kept ones, or (the first read since the set
+    /// changed) each member's object as `object_of` finds it, kept for the next read.
+    pub(crate) fn objects(
+        &self,
+        value: &str,
+        object_of: impl Fn(&Member) -> Option<Arc<K>>,
+    ) -> Option<&[Arc<K>]> {
+        let set = self.set(*self.ids.get(value)?)?;
+        Some(
+            set.objects
+                .get_or_init(|| set.members.iter().filter_map(object_of).collect()),
+        )
+    }
+
+    /// The kept objects that writes since the last call dropped.
+    pub(crate) fn take_stale(&mut self) -> Vec<Objects<K>> {
+        std::mem::take(&mut self.stale)
+    }
+
+    /// The keys of the objects indexed under `value`.
+    pub(crate) fn members(&self, value: &str) -> Option<&Members> {
         let id = *self.ids.get(value)?;
         self.set(id).map(|s| &s.members)
     }

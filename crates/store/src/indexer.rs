@@ -7,7 +7,7 @@ use std::sync::Arc;
 use kcache_core::{DeletedFinalStateUnknown, Object, ObjectKey};
 use parking_lot::{RwLock, RwLockUpgradableReadGuard};
 
-use crate::index::MemberKey;
+use crate::index::Member;
 use crate::items::Snapshot;
 use crate::state::{Computed, KeyArg, State};
 use crate::{IndexValues, Indexers, KeyFunc, StoreError};
@@ -26,8 +26,12 @@ use crate::{IndexValues, Indexers, KeyFunc, StoreError};
 ///   read without any lock for as long as wanted; the writes that follow each copy 1/256 of the
 ///   items at most once (only while a snapshot is alive).
 /// - `list`, `list_keys`: a snapshot, then the `Vec` is built without the lock.
-/// - `by_index`, `index`, `index_keys`: read lock while the result (one handle per match) is
-///   copied out; the index holds the object handles, so no per-match lookup.
+/// - `by_index`, one-value `index`: read lock while the result (one handle per match) is copied
+///   out. The first read of a value after its set or one of its objects changed finds each
+///   member in the item map by the key's stored hash and address (never hashing or comparing
+///   the key's string) and keeps those handles in the set; later reads copy them. A write that
+///   drops kept handles releases them after unlocking. Multi-value `index` always looks up;
+///   `index_keys` copies keys only.
 pub struct Indexer<K> {
     state: RwLock<State<K>>,
     key_func: KeyFunc<K>,
@@ -159,7 +163,11 @@ impl<K: Object> Indexer<K> {
         let st = self.state.upgradable_read();
         let computed = compute(&st.indexers)?;
         let mut st = RwLockUpgradableReadGuard::upgrade(st);
-        Ok(apply(&mut st, computed))
+        let result = apply(&mut st, computed);
+        let stale = st.take_stale();
+        drop(st);
+        drop(stale);
+        Ok(result)
     }
 
     /// Removes the object with `obj`'s key, if present.
@@ -172,7 +180,11 @@ impl<K: Object> Indexer<K> {
     /// Removes the object stored under `key` and returns it (client-go's
     /// `ThreadSafeStore.Delete(key)`).
     pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
-        let slot = self.state.write().remove(key);
+        let mut st = self.state.write();
+        let slot = st.remove(key);
+        let stale = st.take_stale();
+        drop(st);
+        drop(stale);
         slot.map(|s| s.obj)
     }
 
@@ -302,8 +314,8 @@ impl<K: Object> Indexer<K> {
         let st = self.state.read();
         let index = st.index(name)?;
         Ok(index
-            .members(value)
-            .map(|m| m.values().cloned().collect())
+            .objects(value, |m| st.object_of(m))
+            .map(<[_]>::to_vec)
             .unwrap_or_default())
     }
 
@@ -314,7 +326,7 @@ impl<K: Object> Indexer<K> {
             let index = st.index(name)?;
             index
                 .members(value)
-                .map(|m| m.keys().map(|k| k.0.clone()).collect())
+                .map(|m| m.iter().map(|m| m.key.clone()).collect())
                 .unwrap_or_default()
         };
         keys.sort_unstable();
@@ -336,22 +348,21 @@ impl<K: Object> Indexer<K> {
         })?;
         let st = self.state.read();
         let index = st.index(name)?;
-        let mut sets = values.iter().filter_map(|v| index.members(v));
-        match values.len() {
-            1 => Ok(sets
-                .next()
-                .map(|m| m.values().cloned().collect())
-                .unwrap_or_default()),
-            _ => {
-                // Keyed by member key: one object is one stored key in every set.
-                let mut union: HashMap<&MemberKey, &Arc<K>, ahash::RandomState> =
-                    HashMap::default();
-                for m in sets {
-                    union.extend(m.iter());
-                }
-                Ok(union.into_values().cloned().collect())
-            }
+        if let (1, Some(value)) = (values.len(), values.iter().next()) {
+            return Ok(index
+                .objects(value, |m| st.object_of(m))
+                .map(<[_]>::to_vec)
+                .unwrap_or_default());
         }
+        // By key address: one object is one stored key in every set.
+        let mut union: HashMap<*const u8, &Member, ahash::RandomState> = HashMap::default();
+        for members in values.iter().filter_map(|v| index.members(v)) {
+            union.extend(members.iter().map(|m| (m.key.as_str().as_ptr(), m)));
+        }
+        Ok(union
+            .into_values()
+            .filter_map(|m| st.object_of(m))
+            .collect())
     }
 
     /// Every value of index `name` that has at least one object (client-go's

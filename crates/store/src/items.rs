@@ -8,6 +8,7 @@ use hashbrown::HashTable;
 use kcache_core::ObjectKey;
 use smallvec::SmallVec;
 
+use crate::index::Member;
 use crate::values::Values;
 
 /// How many shards the item map has. A snapshot shares all of them; after it, the first write to
@@ -73,6 +74,8 @@ impl<K> Clone for Items<K> {
 /// Where a key was found by [`Items::upsert_slot`].
 pub(crate) struct Found<'a, K> {
     pub(crate) key: &'a ObjectKey,
+    /// The key's hash here, which index sets keep with it.
+    pub(crate) hash: u64,
     pub(crate) slot: &'a mut Slot<K>,
     /// Whether the slot was just made (the key was absent).
     pub(crate) inserted: bool,
@@ -110,13 +113,22 @@ impl<K> Items<K> {
             .map(|e| &e.slot)
     }
 
+    /// The slot of an index set's member: found by its hash and the address of its key, so the
+    /// key's string is never read.
+    pub(crate) fn member_slot(&self, member: &Member) -> Option<&Slot<K>> {
+        let hash = member.hash;
+        self.shards[(hash >> 32) as usize % SHARDS]
+            .find(hash, |e| e.hash == hash && member.is(&e.key))
+            .map(|e| &e.slot)
+    }
+
     /// The slot of `key` with the stored key, after one look-up by string (an update needs no
     /// owned key); if absent, `make` builds the slot from the key `new_key` returns.
     pub(crate) fn upsert_slot(
         &mut self,
         key: &str,
         new_key: impl FnOnce() -> ObjectKey,
-        make: impl FnOnce(&ObjectKey) -> Slot<K>,
+        make: impl FnOnce(&ObjectKey, u64) -> Slot<K>,
     ) -> Found<'_, K> {
         let (i, hash) = self.locate(key);
         let len = &mut self.len;
@@ -129,20 +141,21 @@ impl<K> Items<K> {
             hash_table::Entry::Occupied(e) => (e.into_mut(), false),
             hash_table::Entry::Vacant(e) => {
                 let key = new_key();
-                let slot = make(&key);
+                let slot = make(&key, hash);
                 *len += 1;
                 (e.insert(Entry { hash, key, slot }).into_mut(), true)
             }
         };
         Found {
             key: &entry.key,
+            hash,
             slot: &mut entry.slot,
             inserted,
         }
     }
 
-    /// Removes `key`, returning the stored key (whose string the index sets share) and slot.
-    pub(crate) fn remove(&mut self, key: &str) -> Option<(ObjectKey, Slot<K>)> {
+    /// Removes `key`, returning it as the index sets hold it, and its slot.
+    pub(crate) fn remove(&mut self, key: &str) -> Option<(Member, Slot<K>)> {
         let (i, hash) = self.locate(key);
         let found = self
             .shard_mut(i)
@@ -150,7 +163,11 @@ impl<K> Items<K> {
             .ok()?;
         let (entry, _) = found.remove();
         self.len -= 1;
-        Some((entry.key, entry.slot))
+        let member = Member {
+            key: entry.key,
+            hash: entry.hash,
+        };
+        Some((member, entry.slot))
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Slot<K>)> {
@@ -159,10 +176,13 @@ impl<K> Items<K> {
             .flat_map(|s| s.iter().map(|e| (&e.key, &e.slot)))
     }
 
-    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&ObjectKey, &mut Slot<K>)> {
-        Arc::make_mut(&mut self.shards)
-            .iter_mut()
-            .flat_map(|s| Arc::make_mut(s).iter_mut().map(|e| (&e.key, &mut e.slot)))
+    /// Every key with its hash, and its slot.
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&ObjectKey, u64, &mut Slot<K>)> {
+        Arc::make_mut(&mut self.shards).iter_mut().flat_map(|s| {
+            Arc::make_mut(s)
+                .iter_mut()
+                .map(|e| (&e.key, e.hash, &mut e.slot))
+        })
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ahash::RandomState;
 use kcache_core::ObjectKey;
 
-use crate::index::Index;
+use crate::index::{Index, Member, Objects};
 use crate::items::{Items, Slot};
 use crate::values::IndexValues;
 use crate::{Indexers, StoreError};
@@ -96,13 +96,19 @@ impl<K> State<K> {
         let found = self.items.upsert_slot(
             key.as_str(),
             || key.to_key(),
-            |key| Slot {
-                obj: Arc::clone(first),
-                values: indices
-                    .iter_mut()
-                    .zip(values_of(0))
-                    .map(|(index, new)| index.insert(key, new, first))
-                    .collect(),
+            |key, hash| {
+                let member = Member {
+                    key: key.clone(),
+                    hash,
+                };
+                Slot {
+                    obj: Arc::clone(first),
+                    values: indices
+                        .iter_mut()
+                        .zip(values_of(0))
+                        .map(|(index, new)| index.insert(&member, new))
+                        .collect(),
+                }
             },
         );
         let updates_from = if found.inserted {
@@ -111,31 +117,48 @@ impl<K> State<K> {
         } else {
             0
         };
-        let last = objs.len() - 1;
         for (i, obj) in objs.iter().enumerate().skip(updates_from) {
-            let obj = obj.borrow();
             for ((index, old), new) in self
                 .indices
                 .iter_mut()
                 .zip(&mut found.slot.values[..])
                 .zip(values_of(i))
             {
-                index.update(found.key, old, new, obj, i == last);
+                index.update(found.key, found.hash, old, new);
             }
             replaced(Some(std::mem::replace(
                 &mut found.slot.obj,
-                Arc::clone(obj),
+                Arc::clone(obj.borrow()),
             )));
         }
     }
 
     /// Removes the object at `key` from the items and every index.
     pub(crate) fn remove(&mut self, key: &str) -> Option<Slot<K>> {
-        let (key, slot) = self.items.remove(key)?;
+        let (member, slot) = self.items.remove(key)?;
         for (index, old) in self.indices.iter_mut().zip(&slot.values[..]) {
-            index.remove(&key, old);
+            index.remove(&member, old);
         }
         Some(slot)
+    }
+
+    /// The object of an index set's member.
+    pub(crate) fn object_of(&self, member: &Member) -> Option<Arc<K>> {
+        self.items.member_slot(member).map(|slot| slot.obj.clone())
+    }
+
+    /// The objects the indexes kept for reads and the writes since the last call dropped, for
+    /// the writer to release once it has unlocked.
+    pub(crate) fn take_stale(&mut self) -> Vec<Objects<K>> {
+        let mut stale = Vec::new();
+        for index in &mut self.indices {
+            if stale.is_empty() {
+                stale = index.take_stale();
+            } else {
+                stale.append(&mut index.take_stale());
+            }
+        }
+        stale
     }
 
     /// The index called `name`.
@@ -163,15 +186,19 @@ impl<K> State<K> {
         self.indices
             .extend((first_new..all.entries.len()).map(|_| Index::new(self.hasher.clone())));
         let new_indices = &mut self.indices[first_new..];
-        for (key, slot) in self.items.iter_mut() {
+        for (key, hash, slot) in self.items.iter_mut() {
             let Some((_, fresh)) = computed.get(key) else {
                 continue;
+            };
+            let member = Member {
+                key: key.clone(),
+                hash,
             };
             slot.values.extend(
                 new_indices
                     .iter_mut()
                     .zip(fresh)
-                    .map(|(index, new)| index.insert(key, new, &slot.obj)),
+                    .map(|(index, new)| index.insert(&member, new)),
             );
         }
         self.indexers = all;

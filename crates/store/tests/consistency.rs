@@ -211,3 +211,33 @@ fn add_indexers_while_writers_run_ends_consistent() {
     }
     assert_eq!(total, store.len());
 }
+
+#[test]
+fn by_index_sees_each_write_and_keeps_no_replaced_object_alive() {
+    let store = Indexer::new(Indexers::new().with_namespace_index().with("app", picky));
+    let first = obj("a", "web");
+    store.add(first.clone()).unwrap();
+    store.add(obj("b", "web")).unwrap();
+    // The first read keeps the set's objects; the next must still see every later write.
+    assert_eq!(store.by_index("app", "web").unwrap().len(), 2);
+    let second = obj("a", "web");
+    store.update(second.clone()).unwrap();
+    assert_eq!(
+        Arc::strong_count(&first),
+        1,
+        "neither the item map nor a set's kept objects hold the replaced object"
+    );
+    let web = store.by_index("namespace", "ns").unwrap();
+    assert!(web.iter().any(|o| Arc::ptr_eq(o, &second)));
+    let web = store.by_index("app", "web").unwrap();
+    assert!(web.iter().any(|o| Arc::ptr_eq(o, &second)));
+
+    // A move, a delete and an add each change what the next read returns.
+    store.update(obj("a", "db")).unwrap();
+    assert_eq!(store.by_index("app", "web").unwrap().len(), 1);
+    store.delete_by_key("ns/b");
+    assert!(store.by_index("app", "web").unwrap().is_empty());
+    store.add(obj("c", "db")).unwrap();
+    assert_eq!(store.by_index("app", "db").unwrap().len(), 2);
+    assert_eq!(store.by_index("namespace", "ns").unwrap().len(), 2);
+}
