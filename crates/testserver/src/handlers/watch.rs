@@ -1,4 +1,6 @@
-//! Watch: a chunked stream of `{"type":...,"object":...}` lines, one flush per event.
+//! Watch: a chunked stream of `{"type":...,"object":...}` lines. As the API server flushes only
+//! when no further event is ready, events already queued (a watch-list's initial events, a
+//! burst) go out together, in writes of up to [`COALESCE`] bytes; a lone event goes out at once.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -6,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use http::{header, Response, StatusCode};
 use http_body::Frame;
@@ -24,6 +26,10 @@ use crate::resources::ResourceInfo;
 use crate::responses::{full, ApiError, ApiResult, Body};
 use crate::state::ServerState;
 use crate::storage::{frame, Delivery, Registration, Storage, WatchStart};
+
+/// The most bytes of queued events written at once (the API server's writes during a burst are
+/// its response buffer's size, a few KiB).
+const COALESCE: usize = 32 * 1024;
 
 /// Bytes written by the malformed-watch fault: not JSON, so every decoder must fail on them.
 pub(crate) const MALFORMED: &[u8] = b"{\"type\":\"ADDED\",\"object\":{this is not json}}\n";
@@ -206,7 +212,17 @@ impl WatchStream {
                     self.abort_next = true;
                     return Some(Ok(bytes.slice(..bytes.len() / 2)));
                 }
-                return Some(Ok(bytes));
+                if self.queue.is_empty() {
+                    return Some(Ok(bytes));
+                }
+                let mut burst = BytesMut::from(bytes);
+                while burst.len() < COALESCE {
+                    let Some(out) = self.queue.pop_front() else {
+                        break;
+                    };
+                    burst.extend_from_slice(&self.render(out));
+                }
+                return Some(Ok(burst.freeze()));
             }
             tokio::select! {
                 biased;
