@@ -18,7 +18,9 @@ use crate::{ReflectorError, WatchListMode};
 /// Where a watch-list's initial events collect until the end bookmark: the last state of each
 /// key (client-go's temporary `Store`).
 struct TemporaryStore<K> {
-    items: Mutex<HashMap<ObjectKey, Arc<K>>>,
+    /// aHash: the keys come from the server, but this map lives for one watch-list and is
+    /// written once per initial event, where SipHash showed in profiles.
+    items: Mutex<HashMap<ObjectKey, Arc<K>, ahash::RandomState>>,
 }
 
 impl<K: Object> ReflectorStore<K> for TemporaryStore<K> {
@@ -110,7 +112,7 @@ where
                 }
             };
             let temporary = TemporaryStore {
-                items: Mutex::new(HashMap::new()),
+                items: Mutex::new(HashMap::default()),
             };
             let mut synced_rv = String::new();
             let mut track = |rv: &str, non_added_seen: bool| {
