@@ -23,6 +23,11 @@ pub(crate) struct Member {
 }
 
 impl Member {
+    /// The member for a stored key and its hash in the item map.
+    pub(crate) fn new(key: ObjectKey, hash: u64) -> Self {
+        Member { key, hash }
+    }
+
     /// Whether `key` is this member's key itself (not merely an equal one).
     pub(crate) fn is(&self, key: &ObjectKey) -> bool {
         std::ptr::eq(self.key.as_str().as_ptr(), key.as_str().as_ptr())
@@ -185,10 +190,7 @@ impl<K> Index<K> {
             }
             return;
         }
-        let member = || Member {
-            key: key.clone(),
-            hash,
-        };
+        let member = || Member::new(key.clone(), hash);
         if let (Values::One(from), Some(to)) = (&*old, single(new)) {
             // The usual move between two sets: the member goes along.
             let moved = self.take_member(*from, key, hash).unwrap_or_else(member);

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kcache_core::{DeletedFinalStateUnknown, Object, ObjectKey};
-use parking_lot::{RwLock, RwLockUpgradableReadGuard};
+use parking_lot::{RwLock, RwLockUpgradableReadGuard, RwLockWriteGuard};
 
 use crate::index::Member;
 use crate::items::Snapshot;
@@ -164,9 +164,7 @@ impl<K: Object> Indexer<K> {
         let computed = compute(&st.indexers)?;
         let mut st = RwLockUpgradableReadGuard::upgrade(st);
         let result = apply(&mut st, computed);
-        let stale = st.take_stale();
-        drop(st);
-        drop(stale);
+        unlock(st);
         Ok(result)
     }
 
@@ -182,9 +180,7 @@ impl<K: Object> Indexer<K> {
     pub fn delete_by_key(&self, key: &str) -> Option<Arc<K>> {
         let mut st = self.state.write();
         let slot = st.remove(key);
-        let stale = st.take_stale();
-        drop(st);
-        drop(stale);
+        unlock(st);
         slot.map(|s| s.obj)
     }
 
@@ -311,12 +307,7 @@ impl<K: Object> Indexer<K> {
 
     /// The objects indexed under `value` in index `name` (client-go's `ByIndex`).
     pub fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
-        let st = self.state.read();
-        let index = st.index(name)?;
-        Ok(index
-            .objects(value, |m| st.object_of(m))
-            .map(<[_]>::to_vec)
-            .unwrap_or_default())
+        self.state.read().by_index(name, value)
     }
 
     /// The keys indexed under `value` in index `name`, sorted (client-go's `IndexKeys`).
@@ -347,13 +338,10 @@ impl<K: Object> Indexer<K> {
             message: e.to_string(),
         })?;
         let st = self.state.read();
-        let index = st.index(name)?;
         if let (1, Some(value)) = (values.len(), values.iter().next()) {
-            return Ok(index
-                .objects(value, |m| st.object_of(m))
-                .map(<[_]>::to_vec)
-                .unwrap_or_default());
+            return st.by_index(name, value);
         }
+        let index = st.index(name)?;
         // By key address: one object is one stored key in every set.
         let mut union: HashMap<*const u8, &Member, ahash::RandomState> = HashMap::default();
         for members in values.iter().filter_map(|v| index.members(v)) {
@@ -373,6 +361,14 @@ impl<K: Object> Indexer<K> {
             .map(|index| index.values().cloned().collect())
             .unwrap_or_default()
     }
+}
+
+/// Releases the write lock, then the kept objects the write dropped: their reference counts are
+/// not released under the lock.
+fn unlock<K>(mut st: RwLockWriteGuard<'_, State<K>>) {
+    let stale = st.take_stale();
+    drop(st);
+    drop(stale);
 }
 
 /// The objects of run `r`: from its start to the next run's (or the end).

@@ -95,7 +95,7 @@ impl<K> Items<K> {
     /// and the top seven of the same hash, so the two never correlate.
     fn locate(&self, key: &str) -> (usize, u64) {
         let hash = self.hasher.hash_one(key);
-        ((hash >> 32) as usize % SHARDS, hash)
+        (shard_of(hash), hash)
     }
 
     fn shard_mut(&mut self, i: usize) -> &mut Shard<K> {
@@ -117,7 +117,7 @@ impl<K> Items<K> {
     /// key's string is never read.
     pub(crate) fn member_slot(&self, member: &Member) -> Option<&Slot<K>> {
         let hash = member.hash;
-        self.shards[(hash >> 32) as usize % SHARDS]
+        self.shards[shard_of(hash)]
             .find(hash, |e| e.hash == hash && member.is(&e.key))
             .map(|e| &e.slot)
     }
@@ -163,11 +163,7 @@ impl<K> Items<K> {
             .ok()?;
         let (entry, _) = found.remove();
         self.len -= 1;
-        let member = Member {
-            key: entry.key,
-            hash: entry.hash,
-        };
-        Some((member, entry.slot))
+        Some((Member::new(entry.key, entry.hash), entry.slot))
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &Slot<K>)> {
@@ -184,6 +180,11 @@ impl<K> Items<K> {
                 .map(|e| (&e.key, e.hash, &mut e.slot))
         })
     }
+}
+
+/// The shard of a key hashed `hash`.
+fn shard_of(hash: u64) -> usize {
+    (hash >> 32) as usize % SHARDS
 }
 
 /// An immutable view of a store's items at one moment (see [`crate::Indexer::snapshot`]).

@@ -97,10 +97,7 @@ impl<K> State<K> {
             key.as_str(),
             || key.to_key(),
             |key, hash| {
-                let member = Member {
-                    key: key.clone(),
-                    hash,
-                };
+                let member = Member::new(key.clone(), hash);
                 Slot {
                     obj: Arc::clone(first),
                     values: indices
@@ -147,18 +144,22 @@ impl<K> State<K> {
         self.items.member_slot(member).map(|slot| slot.obj.clone())
     }
 
+    /// The objects indexed under `value` in index `name` (see [`Index::objects`]).
+    pub(crate) fn by_index(&self, name: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        Ok(self
+            .index(name)?
+            .objects(value, |m| self.object_of(m))
+            .map(<[_]>::to_vec)
+            .unwrap_or_default())
+    }
+
     /// The objects the indexes kept for reads and the writes since the last call dropped, for
     /// the writer to release once it has unlocked.
     pub(crate) fn take_stale(&mut self) -> Vec<Objects<K>> {
-        let mut stale = Vec::new();
-        for index in &mut self.indices {
-            if stale.is_empty() {
-                stale = index.take_stale();
-            } else {
-                stale.append(&mut index.take_stale());
-            }
-        }
-        stale
+        self.indices
+            .iter_mut()
+            .flat_map(Index::take_stale)
+            .collect()
     }
 
     /// The index called `name`.
@@ -190,10 +191,7 @@ impl<K> State<K> {
             let Some((_, fresh)) = computed.get(key) else {
                 continue;
             };
-            let member = Member {
-                key: key.clone(),
-                hash,
-            };
+            let member = Member::new(key.clone(), hash);
             slot.values.extend(
                 new_indices
                     .iter_mut()
