@@ -90,35 +90,57 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         replaced: DeltaType,
         known: &KnownView<'_, K>,
     ) -> usize {
-        let mut listed = AHashSet::with_capacity(items.len());
+        // Keys already queued keep their place at the front; listed keys new to the queue go
+        // after them. Only the keys queued before the list can have vanished from it, so only
+        // they are checked against it — a first list (nothing queued) builds no set of keys.
+        let queued_before = self.queue.len();
+        let mut relisted = AHashSet::new();
+        let now = Instant::now();
+        self.items.reserve(items.len());
+        self.queue.reserve(items.len());
         for (key, obj) in items {
-            listed.insert(key.clone());
-            self.append(key, Delta::new(replaced, obj));
+            let delta = Delta::new(replaced, obj);
+            match self.items.entry(key) {
+                Entry::Occupied(mut e) => {
+                    if queued_before > 0 {
+                        relisted.insert(e.key().clone());
+                    }
+                    push_deduped(e.get_mut(), delta);
+                }
+                Entry::Vacant(e) => {
+                    self.queue.push_back((e.key().clone(), now));
+                    let mut list = self.spare.pop().unwrap_or_default();
+                    list.push(delta);
+                    e.insert(list);
+                }
+            }
         }
         // Queued keys missing from the list vanished: tombstone them with their newest state
         // (client-go #115658 — without this they stay in the cache as ghosts).
         let vanished: Vec<(ObjectKey, Option<Arc<K>>)> = self
             .queue
             .iter()
-            .filter(|(k, _)| !listed.contains(k))
+            .take(queued_before)
+            .filter(|(k, _)| !relisted.contains(k))
             .map(|(k, _)| {
                 let newest = self.items.get(k).and_then(|d| d.last());
                 (k.clone(), newest.and_then(|d| d.object.object().cloned()))
             })
             .collect();
-        let mut queued_deletions = vanished.len();
         for (k, obj) in vanished {
-            self.append(k.clone(), Delta::tombstone(k, obj));
+            self.append_at(k.clone(), Delta::tombstone(k, obj), now);
         }
+        // Every listed key is queued now, so a cached key that is not queued was not listed.
         for k in known.keys() {
-            if listed.contains(&k) || self.items.contains_key(&k) {
+            if self.items.contains_key(&k) {
                 continue;
             }
             let obj = known.get(&k);
-            queued_deletions += 1;
-            self.append(k.clone(), Delta::tombstone(k, obj));
+            self.append_at(k.clone(), Delta::tombstone(k, obj), now);
         }
-        listed.len() + queued_deletions
+        // client-go's count — distinct listed keys plus queued deletions — is every queued key:
+        // each key queued before was either listed again or tombstoned.
+        self.queue.len()
     }
 
     fn resync(&mut self, known: &KnownView<'_, K>) {
