@@ -41,6 +41,17 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn delete(&self, obj: Arc<K>) -> Result<(), Error>;
     /// The whole content, from a list at `resource_version`.
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error>;
+    /// [`ReflectorStore::replace`] with each item's [`ObjectKey::of`] already built, as a
+    /// watch-list's temporary store has them: a store keyed the same way (DeltaFIFO) takes them
+    /// instead of building 100k keys again. The default drops the keys.
+    fn replace_with_keys(
+        &self,
+        items: Vec<(ObjectKey, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
+        let items = items.into_iter().map(|(_, obj)| obj).collect();
+        self.replace(items, resource_version)
+    }
     /// A periodic resync (a no-op for a plain store).
     fn resync(&self) -> Result<(), Error>;
     /// A watch bookmark reached `resource_version` (nothing changed); the default ignores it.
@@ -70,6 +81,13 @@ impl<K, T: ReflectorStore<K> + ?Sized> ReflectorStore<K> for Arc<T> {
     }
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
         (**self).replace(items, resource_version)
+    }
+    fn replace_with_keys(
+        &self,
+        items: Vec<(ObjectKey, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
+        (**self).replace_with_keys(items, resource_version)
     }
     fn resync(&self) -> Result<(), Error> {
         (**self).resync()

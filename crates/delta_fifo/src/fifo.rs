@@ -141,11 +141,20 @@ impl<K: Object> DeltaFifo<K> {
     /// for every item, and a `Deleted` tombstone for every queued or known key the list lacks.
     /// All items are transformed first, so a transformer error leaves the queue unchanged.
     pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
+        let items = items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj));
+        self.replace_with_keys(items.collect(), resource_version)
+    }
+
+    /// [`DeltaFifo::replace`] with each item's key ([`ObjectKey::of`] the item) already built.
+    pub fn replace_with_keys(
+        &self,
+        items: Vec<(ObjectKey, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
         let _ = resource_version;
         let items = items
             .into_iter()
-            .map(|obj| {
-                let key = ObjectKey::of(&*obj);
+            .map(|(key, obj)| {
                 let obj = self.transform(&key, obj)?;
                 Ok((key, obj))
             })
@@ -462,6 +471,13 @@ impl<K: Object> ReflectorStore<K> for DeltaFifo<K> {
         resource_version: &str,
     ) -> Result<(), kcache_core::Error> {
         Ok(DeltaFifo::replace(self, items, resource_version)?)
+    }
+    fn replace_with_keys(
+        &self,
+        items: Vec<(ObjectKey, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), kcache_core::Error> {
+        Ok(DeltaFifo::replace_with_keys(self, items, resource_version)?)
     }
     fn resync(&self) -> Result<(), kcache_core::Error> {
         Ok(DeltaFifo::resync(self)?)

@@ -494,3 +494,34 @@ async fn close_still_drains_the_queue() {
     assert_eq!(f.pop(|d, _| show(d)).await.unwrap(), ["Added a=1"]);
     assert!(matches!(f.pop(|_, _| ()).await, Err(Error::Closed)));
 }
+
+#[test]
+fn replace_with_keys_is_replace() {
+    // A watch-list hands its items over with the keys its temporary store built: the same
+    // deltas and tombstones as `replace`, in both modes.
+    for mode in [FifoMode::Delta, FifoMode::Real] {
+        let run = |keyed: bool| {
+            let f = fifo(mode, Some(Known::of(&[("gone", 1), ("kept", 2)])), true);
+            f.add(obj("queued", 3)).unwrap();
+            let items = vec![obj("kept", 4), obj("new", 5)];
+            if keyed {
+                let items = items.into_iter().map(|o| (ObjectKey::of(&*o), o));
+                f.replace_with_keys(items.collect(), "9").unwrap();
+            } else {
+                f.replace(items, "9").unwrap();
+            }
+            drain(&f)
+        };
+        let replaced = run(false);
+        assert_eq!(run(true), replaced, "{mode:?}");
+        let all: Vec<String> = replaced.concat();
+        for want in [
+            "Added queued=3",
+            "Replaced kept=4",
+            "Replaced new=5",
+            "Deleted ~gone=1",
+        ] {
+            assert!(all.iter().any(|d| d == want), "{mode:?}: {want} in {all:?}");
+        }
+    }
+}

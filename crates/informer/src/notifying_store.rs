@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kcache_core::{Error, Object, ReflectorStore};
+use kcache_core::{Error, Object, ObjectKey, ReflectorStore};
 use kcache_delta_fifo::DeltaFifo;
 
 use crate::sync_signal::SyncSignal;
@@ -50,6 +50,14 @@ impl<K: Object> ReflectorStore<K> for NotifyingStore<K> {
     }
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
         let r = ReflectorStore::replace(&*self.fifo, items, resource_version);
+        self.after(r)
+    }
+    fn replace_with_keys(
+        &self,
+        items: Vec<(ObjectKey, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
+        let r = ReflectorStore::replace_with_keys(&*self.fifo, items, resource_version);
         self.after(r)
     }
     fn resync(&self) -> Result<(), Error> {

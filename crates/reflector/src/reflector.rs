@@ -4,7 +4,9 @@ use std::future::pending;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use kcache_core::{ListParams, ListerWatcher, Object, ReflectorStore, WatchParams, WatchStream};
+use kcache_core::{
+    Error, ListParams, ListerWatcher, Object, ObjectKey, ReflectorStore, WatchParams, WatchStream,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::backoff::Backoff;
@@ -185,9 +187,22 @@ where
 
     /// Replaces the store's content and records the resourceVersion it is at.
     pub(crate) fn replace(&self, items: Vec<Arc<K>>, rv: &str) -> Result<(), ReflectorError> {
-        self.store
-            .replace(items, rv)
-            .map_err(ReflectorError::Replace)?;
+        let replaced = self.store.replace(items, rv);
+        self.replaced(replaced, rv)
+    }
+
+    /// [`Reflector::replace`] with each item's key already built (a watch-list's).
+    pub(crate) fn replace_with_keys(
+        &self,
+        items: Vec<(ObjectKey, Arc<K>)>,
+        rv: &str,
+    ) -> Result<(), ReflectorError> {
+        let replaced = self.store.replace_with_keys(items, rv);
+        self.replaced(replaced, rv)
+    }
+
+    fn replaced(&self, result: Result<(), Error>, rv: &str) -> Result<(), ReflectorError> {
+        result.map_err(ReflectorError::Replace)?;
         self.shared.set_unavailable(false);
         self.shared.set_last_sync_resource_version(rv);
         self.shared.bump(Counter::Sync);

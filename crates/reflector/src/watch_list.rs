@@ -130,8 +130,9 @@ where
             .await
             {
                 Ok(StreamEnd::InitialEventsEnd) => {
-                    let items: Vec<Arc<K>> = temporary.items.into_inner().into_values().collect();
-                    self.replace(items, &synced_rv)?;
+                    // Keyed as the FIFO keys them: handed over with their keys.
+                    let items: Vec<_> = temporary.items.into_inner().into_iter().collect();
+                    self.replace_with_keys(items, &synced_rv)?;
                     return Ok(stream);
                 }
                 Ok(StreamEnd::Closed) => {
