@@ -28,10 +28,6 @@ fn record_errors(r: &mut TestReflector) -> Arc<Mutex<Vec<String>>> {
     errors
 }
 
-fn in_range(d: Duration, from_ms: u64) -> bool {
-    d >= Duration::from_millis(from_ms) && d < Duration::from_millis(2 * from_ms)
-}
-
 fn server_error() -> WatchScript {
     WatchScript::Fail(api(500, "InternalError"))
 }

@@ -17,10 +17,6 @@ fn k(name: &str, rv: &str) -> (String, String) {
     (format!("ns/{name}"), rv.to_string())
 }
 
-fn in_range(d: Duration, from_ms: u64) -> bool {
-    d >= Duration::from_millis(from_ms) && d < Duration::from_millis(2 * from_ms)
-}
-
 #[tokio::test(start_paused = true)]
 async fn syncs_at_the_end_bookmark_and_keeps_the_stream() {
     // TestReflectorListAndWatch "UseWatchList enabled" and "prove that the reflector is synced
