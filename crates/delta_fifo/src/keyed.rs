@@ -99,21 +99,10 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         self.items.reserve(items.len());
         self.queue.reserve(items.len());
         for (key, obj) in items {
-            let delta = Delta::new(replaced, obj);
-            match self.items.entry(key) {
-                Entry::Occupied(mut e) => {
-                    if queued_before > 0 {
-                        relisted.insert(e.key().clone());
-                    }
-                    push_deduped(e.get_mut(), delta);
-                }
-                Entry::Vacant(e) => {
-                    self.queue.push_back((e.key().clone(), now));
-                    let mut list = self.spare.pop().unwrap_or_default();
-                    list.push(delta);
-                    e.insert(list);
-                }
+            if queued_before > 0 && self.items.contains_key(&key) {
+                relisted.insert(key.clone());
             }
+            self.append_at(key, Delta::new(replaced, obj), now);
         }
         // Queued keys missing from the list vanished: tombstone them with their newest state
         // (client-go #115658 — without this they stay in the cache as ghosts).
