@@ -141,8 +141,8 @@ impl<K: Object> DeltaFifo<K> {
     /// for every item, and a `Deleted` tombstone for every queued or known key the list lacks.
     /// All items are transformed first, so a transformer error leaves the queue unchanged.
     pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
-        let items = items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj));
-        self.replace_with_keys(items.collect(), resource_version)
+        let _ = resource_version;
+        self.replace_keyed(items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj)))
     }
 
     /// [`DeltaFifo::replace`] with each item's key ([`ObjectKey::of`] the item) already built.
@@ -152,8 +152,12 @@ impl<K: Object> DeltaFifo<K> {
         resource_version: &str,
     ) -> Result<(), Error> {
         let _ = resource_version;
+        self.replace_keyed(items.into_iter())
+    }
+
+    /// Both replaces: the keyed items are transformed and collected in one pass.
+    fn replace_keyed(&self, items: impl Iterator<Item = (ObjectKey, Arc<K>)>) -> Result<(), Error> {
         let items = items
-            .into_iter()
             .map(|(key, obj)| {
                 let obj = self.transform(&key, obj)?;
                 Ok((key, obj))
