@@ -96,8 +96,11 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         let queued_before = self.queue.len();
         let mut relisted = AHashSet::new();
         let now = Instant::now();
-        self.items.reserve(items.len());
-        self.queue.reserve(items.len());
+        // At least this many listed keys are new to the queue (exact on a first list). Reserving
+        // the whole list would, over a backlog of the same keys, double the map for nothing.
+        let growth = items.len().saturating_sub(queued_before);
+        self.items.reserve(growth);
+        self.queue.reserve(growth);
         for (key, obj) in items {
             if queued_before > 0 && self.items.contains_key(&key) {
                 relisted.insert(key.clone());
@@ -200,5 +203,43 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
             .filter_map(|(k, _)| self.items.get(k)?.last())
             .map(|d| d.object.clone())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kcache_core::DynamicObject;
+
+    fn listed(n: usize) -> Vec<(ObjectKey, Arc<DynamicObject>)> {
+        (0..n)
+            .map(|i| {
+                let name = format!("cm-{i}");
+                (
+                    ObjectKey::new("ns", &name),
+                    Arc::new(DynamicObject::new(&name).within("ns")),
+                )
+            })
+            .collect()
+    }
+
+    /// client-go #1377: a relist over a backlog of the same keys must not double the queue's
+    /// memory. The listed keys are all queued already, so nothing grows.
+    #[test]
+    fn relist_over_a_backlog_of_the_same_keys_does_not_grow_the_queue() {
+        let mut q = KeyedQueue::new();
+        let processing = Processing::default();
+        let known = KnownView {
+            known: None,
+            processing: &processing,
+        };
+        let first = q.replace(listed(1000), DeltaType::Replaced, &known);
+        let (items, queue) = (q.items.capacity(), q.queue.capacity());
+        let again = q.replace(listed(1000), DeltaType::Replaced, &known);
+        assert_eq!((first, again), (1000, 1000));
+        assert_eq!(q.items.capacity(), items);
+        assert_eq!(q.queue.capacity(), queue);
+        // Each key holds both lists' deltas (only deletions collapse), queued once.
+        assert!(q.items.values().all(|deltas| deltas.len() == 2));
     }
 }
