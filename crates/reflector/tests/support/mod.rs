@@ -387,13 +387,13 @@ impl ReflectorStore<Obj> for RecordingStore {
     }
 }
 
-/// Options for scripted tests: list + watch unless `watch_list`.
 /// Whether `d` is one jittered backoff step of `from_ms`: in `[from, 2·from)` as drawn, and at
 /// most `2·from` as slept — tokio's timer rounds a sleep up to the next millisecond.
 pub fn in_range(d: Duration, from_ms: u64) -> bool {
     d >= Duration::from_millis(from_ms) && d <= Duration::from_millis(2 * from_ms)
 }
 
+/// Options for scripted tests: list + watch unless `watch_list`.
 pub fn options(watch_list: bool) -> ReflectorOptions {
     ReflectorOptions {
         name: "test".into(),
