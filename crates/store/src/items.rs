@@ -109,7 +109,7 @@ impl<K> Items<K> {
     pub(crate) fn get(&self, key: &str) -> Option<&Slot<K>> {
         let (i, hash) = self.locate(key);
         self.shards[i]
-            .find(hash, |e| e.hash == hash && e.key.as_str() == key)
+            .find(hash, is_key(hash, key))
             .map(|e| &e.slot)
     }
 
@@ -133,11 +133,7 @@ impl<K> Items<K> {
         let (i, hash) = self.locate(key);
         let len = &mut self.len;
         let shard = Arc::make_mut(&mut Arc::make_mut(&mut self.shards)[i]);
-        let (entry, inserted) = match shard.entry(
-            hash,
-            |e| e.hash == hash && e.key.as_str() == key,
-            |e| e.hash,
-        ) {
+        let (entry, inserted) = match shard.entry(hash, is_key(hash, key), |e| e.hash) {
             hash_table::Entry::Occupied(e) => (e.into_mut(), false),
             hash_table::Entry::Vacant(e) => {
                 let key = new_key();
@@ -157,10 +153,7 @@ impl<K> Items<K> {
     /// Removes `key`, returning it as the index sets hold it, and its slot.
     pub(crate) fn remove(&mut self, key: &str) -> Option<(Member, Slot<K>)> {
         let (i, hash) = self.locate(key);
-        let found = self
-            .shard_mut(i)
-            .find_entry(hash, |e| e.hash == hash && e.key.as_str() == key)
-            .ok()?;
+        let found = self.shard_mut(i).find_entry(hash, is_key(hash, key)).ok()?;
         let (entry, _) = found.remove();
         self.len -= 1;
         Some((Member::new(entry.key, entry.hash), entry.slot))
@@ -180,6 +173,12 @@ impl<K> Items<K> {
                 .map(|e| (&e.key, e.hash, &mut e.slot))
         })
     }
+}
+
+/// Matches the entry of `key`, hashed `hash` (the stored hash is compared first: it is in the
+/// entry, the key's string is behind a pointer).
+fn is_key<K>(hash: u64, key: &str) -> impl Fn(&Entry<K>) -> bool + '_ {
+    move |e| e.hash == hash && e.key.as_str() == key
 }
 
 /// The shard of a key hashed `hash`.
