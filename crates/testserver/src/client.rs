@@ -27,6 +27,8 @@ pub struct RawResponse {
     pub headers: HeaderMap,
     /// The body.
     pub body: Value,
+    /// The body's bytes as received (field order and escaping are visible here).
+    pub raw: Bytes,
 }
 
 /// HTTP(S) client for one API server, sending its bearer token.
@@ -122,6 +124,7 @@ impl RawClient {
             status: parts.status,
             headers: parts.headers,
             body,
+            raw: bytes,
         })
     }
 
@@ -170,6 +173,7 @@ impl RawClient {
                 status: parts.status,
                 headers: parts.headers,
                 body,
+                raw: bytes,
             }));
         }
         Ok(Ok(WatchReader {

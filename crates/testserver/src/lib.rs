@@ -21,6 +21,7 @@ mod state;
 mod storage;
 mod tls;
 mod validation;
+mod wire;
 
 pub use client::{RawClient, RawResponse, WatchReader};
 pub use cluster::{TestCluster, KUBECONFIG_ENV};

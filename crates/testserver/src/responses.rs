@@ -2,7 +2,7 @@
 
 use std::convert::Infallible;
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use http::{header, Response, StatusCode};
 use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
 use kcache_core::{Status, StatusCause, StatusDetails, CAUSE_RESOURCE_VERSION_TOO_LARGE};
@@ -23,8 +23,18 @@ pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
         .boxed_unsync()
 }
 
-/// A JSON response.
+/// A JSON response. Like Go's `json.Encoder`, which the API server writes with, the body ends
+/// with a newline (added here unless the caller already did).
 pub(crate) fn json_response(code: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    let body: Bytes = body.into();
+    let body = if body.ends_with(b"\n") {
+        body
+    } else {
+        let mut b = BytesMut::with_capacity(body.len() + 1);
+        b.extend_from_slice(&body);
+        b.put_u8(b'\n');
+        b.freeze()
+    };
     Response::builder()
         .status(code)
         .header(header::CONTENT_TYPE, "application/json")
@@ -32,12 +42,9 @@ pub(crate) fn json_response(code: StatusCode, body: impl Into<Bytes>) -> Respons
         .expect("static headers are valid")
 }
 
-/// A JSON response from a value.
+/// A JSON response from a value, written as the API server writes it (see `crate::wire`).
 pub(crate) fn json_value(code: StatusCode, v: &Value) -> Response<Body> {
-    json_response(
-        code,
-        serde_json::to_vec(v).expect("a JSON value always serializes"),
-    )
+    json_response(code, crate::wire::to_vec(v))
 }
 
 /// A failed request: the `Status` the client decodes, plus what travels in headers.
@@ -115,6 +122,18 @@ impl ApiError {
 
     /// 422 Invalid with causes naming fields.
     pub(crate) fn invalid(res: &ResourceInfo, name: &str, causes: Vec<StatusCause>) -> Self {
+        Self::invalid_kind(&res.api.group, &res.api.kind, name, causes)
+    }
+
+    /// 422 Invalid for an object of `kind` in `group` (apimachinery's `NewInvalid`): the
+    /// message names the qualified kind (`Deployment.apps`, `CreateOptions.meta.k8s.io`) and
+    /// lists the causes.
+    pub(crate) fn invalid_kind(
+        group: &str,
+        kind: &str,
+        name: &str,
+        causes: Vec<StatusCause>,
+    ) -> Self {
         let list = causes
             .iter()
             .map(|c| format!("{}: {}", c.field, c.message))
@@ -124,12 +143,17 @@ impl ApiError {
         } else {
             format!("[{}]", list.join(", "))
         };
-        let msg = format!("{} \"{name}\" is invalid: {joined}", res.api.kind);
+        let qualified = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let msg = format!("{qualified} \"{name}\" is invalid: {joined}");
         let mut s = Status::failure(422, "Invalid", msg);
         s.details = Some(StatusDetails {
             name: name.into(),
-            group: res.api.group.clone(),
-            kind: res.api.kind.clone(),
+            group: group.into(),
+            kind: kind.into(),
             causes,
             ..StatusDetails::default()
         });

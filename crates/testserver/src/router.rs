@@ -72,6 +72,7 @@ fn parse_path(state: &ServerState, path: &str) -> Result<Route, ApiError> {
         namespace,
         name: tail.first().map(|s| s.to_string()),
         subresource: tail.get(1).map(|s| s.to_string()),
+        dry_run: false,
     }))
 }
 

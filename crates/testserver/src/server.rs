@@ -174,6 +174,7 @@ impl TestServer {
             namespace,
             name: None,
             subresource: None,
+            dry_run: false,
         };
         create_stored(&self.state, &target, object)
             .map(|s| s.value())

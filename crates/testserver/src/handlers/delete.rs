@@ -4,10 +4,13 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use kcache_core::StatusCause;
+
+use super::options::{dry_run, not_supported, options_invalid};
 use super::Target;
 use crate::meta::now_rfc3339;
-use crate::query::Query;
-use crate::responses::{json_response, json_value, ApiError, ApiResult};
+use crate::query::{go_quote, Query};
+use crate::responses::{json_value, ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{CommitError, Expect, ListAt};
 
@@ -25,22 +28,67 @@ struct DeleteOptions {
     preconditions: Option<Preconditions>,
     propagation_policy: Option<String>,
     orphan_dependents: Option<bool>,
+    dry_run: Option<Vec<String>>,
+}
+
+const PROPAGATION_POLICIES: [&str; 3] = ["Foreground", "Background", "Orphan"];
+
+impl DeleteOptions {
+    /// From the body, or from the query when the body is empty (as the API server reads
+    /// them), then validated as `ValidateDeleteOptions` does. Returns them with whether the
+    /// delete is a dry run.
+    fn from_request(body: &[u8], q: &Query) -> Result<(Self, bool), ApiError> {
+        let opts = if body.iter().all(u8::is_ascii_whitespace) {
+            // Checked for its syntax only: no kubelet waits out a grace period here.
+            q.int("gracePeriodSeconds")?;
+            DeleteOptions {
+                preconditions: None,
+                propagation_policy: q.get("propagationPolicy").map(str::to_string),
+                orphan_dependents: q.opt_flag("orphanDependents"),
+                dry_run: q.all("dryRun").map(<[String]>::to_vec),
+            }
+        } else {
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+        };
+        let mut causes = Vec::new();
+        if let (Some(_), Some(p)) = (opts.orphan_dependents, &opts.propagation_policy) {
+            causes.push(StatusCause {
+                type_: "FieldValueInvalid".into(),
+                message: format!(
+                    "Invalid value: {}: orphanDependents and deletionPropagation cannot be both set",
+                    go_quote(p)
+                ),
+                field: "propagationPolicy".into(),
+            });
+        }
+        if let Some(p) = opts
+            .propagation_policy
+            .as_deref()
+            .filter(|p| !PROPAGATION_POLICIES.contains(p))
+        {
+            let mut supported = PROPAGATION_POLICIES.to_vec();
+            supported.push("nil");
+            causes.push(not_supported("propagationPolicy", &go_quote(p), &supported));
+        }
+        let dry = dry_run(opts.dry_run.as_deref()).map_err(|c| causes.push(c));
+        match dry {
+            Ok(dry) if causes.is_empty() => Ok((opts, dry)),
+            _ => Err(options_invalid("DeleteOptions", causes)),
+        }
+    }
 }
 
 /// DELETE of one object.
-pub(crate) fn delete(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
-    let opts: DeleteOptions = if body.iter().all(u8::is_ascii_whitespace) {
-        DeleteOptions::default()
-    } else {
-        serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+pub(crate) fn delete(state: &ServerState, t: &Target, q: &Query, body: &[u8]) -> ApiResult {
+    let (opts, dry_run) = DeleteOptions::from_request(body, q)?;
+    let t = &Target {
+        dry_run,
+        ..t.clone()
     };
     let name = t.name.clone().unwrap_or_default();
     let body = delete_one(state, t, &name, &opts)?;
-    Ok(json_response(
-        StatusCode::OK,
-        serde_json::to_vec(&body).expect("a JSON value always serializes"),
-    ))
+    Ok(json_value(StatusCode::OK, &body))
 }
 
 /// Finalizers the real server adds for a propagation policy (no garbage collector runs here,
@@ -103,21 +151,30 @@ fn delete_one(
             cur["metadata"]["deletionTimestamp"] = json!(now_rfc3339());
             cur["metadata"]["deletionGracePeriodSeconds"] = json!(0);
             cur["metadata"]["finalizers"] = Value::Array(finalizers);
+            if t.dry_run {
+                return Ok(cur);
+            }
             match state.storage.put(res, &key, Expect::Rv(current.rv), cur) {
                 Ok(s) => return Ok(s.value()),
                 Err(CommitError::Conflict) => continue,
                 Err(_) => return Err(ApiError::not_found(res, name)),
             }
         }
-        let gone = match state
-            .storage
-            .delete(res, &key, Expect::Rv(current.rv), None)
-        {
-            Ok(g) => g,
-            Err(CommitError::Conflict) => continue,
-            Err(_) => return Err(ApiError::not_found(res, name)),
+        let gone = if t.dry_run {
+            // Checked, not deleted: the answer shows the object as it is.
+            current
+        } else {
+            match state
+                .storage
+                .delete(res, &key, Expect::Rv(current.rv), None)
+            {
+                Ok(g) => g,
+                Err(CommitError::Conflict) => continue,
+                Err(_) => return Err(ApiError::not_found(res, name)),
+            }
         };
         match (res.api.group.as_str(), res.api.plural.as_str()) {
+            _ if t.dry_run => {}
             ("", "namespaces") => state.storage.delete_namespace_contents(name),
             ("apiextensions.k8s.io", "customresourcedefinitions") => {
                 for id in state.resources.remove_crd(&cur) {
@@ -142,17 +199,25 @@ fn delete_one(
 }
 
 /// DELETE of a collection: every object matching the selectors, one by one.
-pub(crate) fn delete_collection(state: &ServerState, t: &Target, q: &Query) -> ApiResult {
+pub(crate) fn delete_collection(
+    state: &ServerState,
+    t: &Target,
+    q: &Query,
+    body: &[u8],
+) -> ApiResult {
     let filter = t.filter(q)?;
+    q.int("limit")?;
+    q.int("timeoutSeconds")?;
+    let (opts, dry_run) = DeleteOptions::from_request(body, q)?;
     let page = state
         .storage
         .list(&t.res, ListAt::Current, &filter, None, None)
         .map_err(|_| ApiError::bad_request("cannot list the collection"))?;
-    let opts = DeleteOptions::default();
     let mut items = Vec::new();
     for obj in &page.items {
         let target = Target {
             namespace: obj.namespace.clone(),
+            dry_run,
             ..t.clone()
         };
         match delete_one(state, &target, &obj.name, &opts) {

@@ -6,19 +6,24 @@ use http::StatusCode;
 use serde_json::{json, Value};
 
 use crate::resources::ResourceInfo;
-use crate::responses::{json_value, ApiError, ApiResult};
+use crate::responses::{json_response, json_value, ApiError, ApiResult};
 use crate::state::ServerState;
 
-/// The version this server claims.
-pub(crate) const GIT_VERSION: &str = "v1.30.0-kcache";
+/// The version this server claims: the kube-apiserver whose API it serves and is checked
+/// against (the envtest tier runs 1.20.2). Clients gate features on it (aggregated
+/// discovery, ephemeral containers, ... arrived later), so claiming a newer one would make
+/// them ask for what is not here. The suffix marks it as not the real server.
+pub(crate) const GIT_VERSION: &str = "v1.20.2-kcache";
 
-/// `/version`.
+/// `/version`, in `version.Info`'s field order.
 pub(crate) fn version() -> ApiResult {
-    Ok(json_value(
+    let info = json!({"major": "1", "minor": "20", "gitVersion": GIT_VERSION,
+        "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+        "buildDate": "2021-01-13T13:20:00Z", "goVersion": "rust", "compiler": "rustc",
+        "platform": "linux/amd64"});
+    Ok(json_response(
         StatusCode::OK,
-        &json!({"major": "1", "minor": "30", "gitVersion": GIT_VERSION, "gitCommit": "0000000000000000000000000000000000000000",
-                "gitTreeState": "clean", "buildDate": "2024-01-01T00:00:00Z", "goVersion": "rust",
-                "compiler": "rustc", "platform": "linux/amd64"}),
+        crate::wire::to_vec_shaped(&info, &crate::wire::VERSION_INFO),
     ))
 }
 

@@ -2,6 +2,7 @@
 
 mod delete;
 pub(crate) mod discovery;
+mod options;
 mod patch;
 mod read;
 mod strategic;
@@ -30,6 +31,9 @@ pub(crate) struct Target {
     pub namespace: Option<String>,
     pub name: Option<String>,
     pub subresource: Option<String>,
+    /// `dryRun=All`: the write is checked and answered as usual, but nothing is stored, no
+    /// watcher hears of it and no resourceVersion is used.
+    pub dry_run: bool,
 }
 
 impl Target {
@@ -95,7 +99,7 @@ impl Target {
 pub(crate) async fn dispatch(
     state: &Arc<ServerState>,
     method: &Method,
-    target: Target,
+    mut target: Target,
     query: &Query,
     headers: &HeaderMap,
     body: Bytes,
@@ -104,16 +108,24 @@ pub(crate) async fn dispatch(
     if sub.is_some_and(|s| s != "status" || !target.res.has_status) {
         return Err(ApiError::no_route());
     }
-    match target.verb(method, query) {
+    let verb = target.verb(method, query);
+    // Options come before the body, as in the API server's handlers; patch and delete read
+    // theirs in their handlers (they depend on the patch type, or may come in the body).
+    target.dry_run = match verb {
+        Some(Verb::Create) => options::write_options("CreateOptions", query)?,
+        Some(Verb::Update) => options::write_options("UpdateOptions", query)?,
+        _ => false,
+    };
+    match verb {
         Some(Verb::Get) => read::get(state, &target),
         Some(Verb::List) if sub.is_none() => read::list(state, &target, query).await,
         Some(Verb::Watch) if sub.is_none() => watch::watch(state, &target, query),
         Some(Verb::Create) if sub.is_none() => write::create(state, &target, &body),
         Some(Verb::Update) => write::update(state, &target, &body),
         Some(Verb::Patch) => patch::patch(state, &target, query, headers, &body),
-        Some(Verb::Delete) if sub.is_none() => delete::delete(state, &target, &body),
+        Some(Verb::Delete) if sub.is_none() => delete::delete(state, &target, query, &body),
         Some(Verb::DeleteCollection) if sub.is_none() => {
-            delete::delete_collection(state, &target, query)
+            delete::delete_collection(state, &target, query, &body)
         }
         _ => Err(ApiError::method_not_allowed()),
     }

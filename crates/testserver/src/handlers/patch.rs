@@ -3,9 +3,10 @@
 //! no field ownership or conflicts).
 
 use http::{header, HeaderMap, StatusCode};
-use kcache_core::{Status, StatusCause, StatusDetails};
+use kcache_core::Status;
 use serde_json::Value;
 
+use super::options::patch_options;
 use super::strategic::strategic_merge;
 use super::write::{create_stored, parse_object, update_with};
 use super::Target;
@@ -24,40 +25,36 @@ fn unprocessable(msg: String) -> ApiError {
     Status::failure(422, "Invalid", msg).into()
 }
 
-fn parse(headers: &HeaderMap, body: &[u8], q: &Query) -> Result<Kind, ApiError> {
+/// The patch type, then the `PatchOptions` (validated for that type: their 422 comes before
+/// any complaint about the body, as in the API server), then the body. Returns the patch and
+/// whether it is a dry run.
+fn parse(headers: &HeaderMap, body: &[u8], q: &Query) -> Result<(Kind, bool), ApiError> {
     let ct = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default();
     let media = ct.split(';').next().unwrap_or_default().trim();
+    const APPLY: &str = "application/apply-patch+yaml";
+    if !matches!(
+        media,
+        "application/json-patch+json"
+            | "application/merge-patch+json"
+            | "application/strategic-merge-patch+json"
+            | APPLY
+    ) {
+        return Err(ApiError::unsupported_media_type(media));
+    }
+    let dry_run = patch_options(q, media == APPLY)?;
     let bad_json = |e: serde_json::Error| {
         ApiError::bad_request(format!("the body of the patch is not valid JSON: {e}"))
     };
-    Ok(match media {
+    let kind = match media {
         "application/json-patch+json" => {
             Kind::Json(serde_json::from_slice(body).map_err(bad_json)?)
         }
         "application/merge-patch+json" => Kind::Merge(parse_object(body)?),
         "application/strategic-merge-patch+json" => Kind::Strategic(parse_object(body)?),
-        "application/apply-patch+yaml" => {
-            if q.get("fieldManager").is_none() {
-                let mut s = Status::failure(
-                    422,
-                    "Invalid",
-                    "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
-                );
-                s.details = Some(StatusDetails {
-                    group: "meta.k8s.io".into(),
-                    kind: "PatchOptions".into(),
-                    causes: vec![StatusCause {
-                        type_: "FieldValueRequired".into(),
-                        message: "Required value: is required for apply patch".into(),
-                        field: "fieldManager".into(),
-                    }],
-                    ..StatusDetails::default()
-                });
-                return Err(s.into());
-            }
+        _ => {
             let v: Value = serde_yaml_ng::from_slice(body).map_err(|e| {
                 ApiError::bad_request(format!(
                     "the body of the apply patch is not valid YAML: {e}"
@@ -70,8 +67,8 @@ fn parse(headers: &HeaderMap, body: &[u8], q: &Query) -> Result<Kind, ApiError> 
             }
             Kind::Apply(v)
         }
-        other => return Err(ApiError::unsupported_media_type(other)),
-    })
+    };
+    Ok((kind, dry_run))
 }
 
 /// PATCH of an object or its `/status`.
@@ -82,7 +79,11 @@ pub(crate) fn patch(
     headers: &HeaderMap,
     body: &[u8],
 ) -> ApiResult {
-    let kind = parse(headers, body, q)?;
+    let (kind, dry_run) = parse(headers, body, q)?;
+    let t = &Target {
+        dry_run,
+        ..t.clone()
+    };
     let key = t.key();
     if let Kind::Apply(applied) = &kind {
         if t.subresource.is_none() && state.storage.get(&t.res, &key).is_none() {

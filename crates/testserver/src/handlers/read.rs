@@ -4,10 +4,11 @@ use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use http::StatusCode;
-use kcache_core::{Status, StatusCause, StatusDetails};
+use kcache_core::StatusCause;
 
+use super::options::{forbidden, not_supported, options_invalid};
 use super::Target;
-use crate::query::Query;
+use crate::query::{go_quote, Query};
 use crate::responses::{json_response, ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{Continue, ListAt, ListError, Page};
@@ -34,50 +35,33 @@ pub(crate) fn parse_rv(s: &str) -> Result<u64, ApiError> {
     })
 }
 
-fn list_options_invalid(field: &str, message: &str) -> ApiError {
-    let mut s = Status::failure(
-        422,
-        "Invalid",
-        format!("ListOptions.meta.k8s.io \"\" is invalid: {field}: {message}"),
-    );
-    s.details = Some(StatusDetails {
-        group: "meta.k8s.io".into(),
-        kind: "ListOptions".into(),
-        causes: vec![StatusCause {
-            type_: "FieldValueForbidden".into(),
-            message: message.into(),
-            field: field.into(),
-        }],
-        ..StatusDetails::default()
-    });
-    s.into()
+fn list_options_invalid(cause: StatusCause) -> ApiError {
+    options_invalid("ListOptions", vec![cause])
 }
 
 /// GET of a collection.
 pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResult {
     let filter = t.filter(q)?;
-    let mut limit = match q.get("limit") {
-        Some(l) => Some(
-            l.parse::<i64>()
-                .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
-        ),
-        None => None,
-    }
-    .filter(|l| *l > 0)
-    .map(|l| l as usize);
+    // Both are ListOptions fields: a bad value is a 400 on a list too.
+    q.int("timeoutSeconds")?;
+    let mut limit = q
+        .int("limit")?
+        .filter(|l| *l > 0)
+        .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     let rv = q.get("resourceVersion");
     let rv_match = q.get("resourceVersionMatch");
     if rv_match.is_some() && rv.is_none() {
-        return Err(list_options_invalid(
+        return Err(list_options_invalid(forbidden(
             "resourceVersionMatch",
-            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
-        ));
+            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        )));
     }
     if let Some(m) = rv_match.filter(|m| !matches!(*m, "NotOlderThan" | "Exact")) {
-        return Err(list_options_invalid(
+        return Err(list_options_invalid(not_supported(
             "resourceVersionMatch",
-            &format!("Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\""),
-        ));
+            &go_quote(m),
+            &["Exact", "NotOlderThan"],
+        )));
     }
     let (at, after, continuing) = if let Some(token) = q.get("continue") {
         if rv.is_some_and(|r| r != "0") {
@@ -96,7 +80,10 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
             None => ListAt::Current,
             Some("0") => {
                 if rv_match == Some("Exact") {
-                    return Err(list_options_invalid("resourceVersionMatch", "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+                    return Err(list_options_invalid(forbidden(
+                        "resourceVersionMatch",
+                        "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                    )));
                 }
                 // Served from the watch cache, which ignores paging (as the real server does).
                 limit = None;
@@ -145,10 +132,10 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
     Ok(json_response(StatusCode::OK, list_body(t, &page)))
 }
 
-/// Serializes a page outside any lock: the stored JSON of each item is copied as is.
+/// Serializes a page outside any lock: the stored JSON of each item is copied as is, into a
+/// list written in the API server's field order (`kind`, `apiVersion`, `metadata`, `items`
+/// for built-in types; sorted keys for custom resources, as their unstructured lists are).
 fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
-    let size: usize = page.items.iter().map(|o| o.json.len() + 1).sum();
-    let mut b = BytesMut::with_capacity(size + 256);
     let mut meta = serde_json::json!({"resourceVersion": page.rv.to_string()});
     if let Some(after) = &page.next_after {
         meta["continue"] = Continue {
@@ -161,16 +148,26 @@ fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
     if let Some(n) = page.remaining {
         meta["remainingItemCount"] = n.into();
     }
-    let head = serde_json::json!({"kind": t.res.list_kind(), "apiVersion": t.res.api.api_version(), "metadata": meta});
-    let head = serde_json::to_vec(&head).expect("a JSON value always serializes");
-    b.put_slice(&head[..head.len() - 1]);
-    b.put_slice(b",\"items\":[");
+    let shell = serde_json::json!({"kind": t.res.list_kind(), "apiVersion": t.res.api.api_version(),
+                                   "metadata": meta, "items": []});
+    let shell = crate::wire::to_vec(&shell);
+    // Only the kind, apiVersion and metadata strings precede it, and none holds a quote.
+    const ITEMS: &[u8] = b"\"items\":[";
+    let at = shell
+        .windows(ITEMS.len())
+        .position(|w| w == ITEMS)
+        .expect("the shell has an items key")
+        + ITEMS.len();
+    let size: usize = page.items.iter().map(|o| o.json.len() + 1).sum();
+    let mut b = BytesMut::with_capacity(size + shell.len() + 1);
+    b.put_slice(&shell[..at]);
     for (i, o) in page.items.iter().enumerate() {
         if i > 0 {
             b.put_u8(b',');
         }
         b.put_slice(&o.json);
     }
-    b.put_slice(b"]}");
+    b.put_slice(&shell[at..]);
+    b.put_u8(b'\n');
     b.freeze()
 }

@@ -14,10 +14,11 @@ use http::{header, Response, StatusCode};
 use http_body::Frame;
 use http_body_util::{BodyExt, StreamBody};
 use kcache_core::{Status, INITIAL_EVENTS_END_ANNOTATION};
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio::time::{Interval, Sleep};
 
+use super::options::{self, options_invalid};
 use super::read::parse_rv;
 use super::Target;
 use crate::faults::WatchControl;
@@ -35,19 +36,16 @@ const COALESCE: usize = 32 * 1024;
 pub(crate) const MALFORMED: &[u8] = b"{\"type\":\"ADDED\",\"object\":{this is not json}}\n";
 
 fn forbidden(field: &str, msg: &str) -> ApiError {
-    let mut e = ApiError::bad_request(format!(
-        "ListOptions.meta.k8s.io \"\" is invalid: {field}: Forbidden: {msg}"
-    ));
-    e.status.code = 422;
-    e.status.reason = "Invalid".into();
-    e
+    options_invalid("ListOptions", vec![options::forbidden(field, msg)])
 }
 
 /// GET with `watch=true`.
 pub(crate) fn watch(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResult {
     let filter = Arc::new(t.filter(q)?);
     let bookmarks = q.flag("allowWatchBookmarks");
-    let send_initial = q.get("sendInitialEvents").map(|v| v == "true" || v == "1");
+    let send_initial = q.opt_flag("sendInitialEvents");
+    q.int("limit")?;
+    let timeout = q.int("timeoutSeconds")?;
     let rv_match = q.get("resourceVersionMatch");
     match send_initial {
         Some(_) if rv_match != Some("NotOlderThan") => {
@@ -79,8 +77,10 @@ pub(crate) fn watch(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResul
         (_, Some(n)) => WatchStart::After(n),
         (Some(false), None) => WatchStart::After(state.storage.current_rev()),
     };
-    let timeout = match q.get("timeoutSeconds").and_then(|s| s.parse::<u64>().ok()) {
-        Some(s) if s > 0 => Duration::from_secs(s),
+    // As the API server: 0 or none is the server's default, a negative one ends at once.
+    let timeout = match timeout {
+        Some(s) if s > 0 => Duration::from_secs(s.unsigned_abs()),
+        Some(s) if s < 0 => Duration::ZERO,
         _ => state.config.default_watch_timeout,
     };
     let reg = match state.storage.watch(&t.res, filter, start) {
@@ -96,10 +96,7 @@ pub(crate) fn watch(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResul
                 ),
             );
             let body = ApiError::from(status).body();
-            let bytes = frame(
-                "ERROR",
-                &serde_json::to_vec(&body).expect("Status serializes"),
-            );
+            let bytes = frame("ERROR", &crate::wire::to_vec(&body));
             return Ok(stream_response(full(bytes)));
         }
     };
@@ -270,15 +267,16 @@ fn cut(what: &str) -> std::io::Error {
 }
 
 /// A BOOKMARK frame: only kind, apiVersion and resourceVersion (plus the end-of-initial-events
-/// annotation for watch-list).
+/// annotation for watch-list). A built-in type's empty `creationTimestamp` is a Go struct
+/// written as `null`; a custom resource's unstructured bookmark has no such field.
 fn bookmark(res: &ResourceInfo, rv: u64, initial_end: bool) -> Bytes {
-    let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if res.builtin {
+        meta["creationTimestamp"] = Value::Null;
+    }
     if initial_end {
         meta["annotations"] = json!({INITIAL_EVENTS_END_ANNOTATION: "true"});
     }
     let obj = json!({"kind": res.api.kind, "apiVersion": res.api.api_version(), "metadata": meta});
-    frame(
-        "BOOKMARK",
-        &serde_json::to_vec(&obj).expect("a JSON value always serializes"),
-    )
+    frame("BOOKMARK", &crate::wire::to_vec(&obj))
 }

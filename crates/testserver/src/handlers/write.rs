@@ -217,6 +217,15 @@ pub(crate) fn create_stored(
         obj["metadata"]["name"] = json!(name);
         invalid_or_ok(res, &obj)?;
         let key = object_key(t.namespace.as_deref().filter(|_| res.api.namespaced), &name);
+        if t.dry_run {
+            // What the API server's dry run answers: the object as it would be created, uid
+            // and creationTimestamp set, no resourceVersion.
+            match state.storage.get(res, &key) {
+                Some(_) if explicit_name.is_none() => continue,
+                Some(_) => return Err(ApiError::already_exists(res, &name)),
+                None => return Ok(Arc::new(Stored::new(&obj, 0, &res.fields))),
+            }
+        }
         match state.storage.put(res, &key, Expect::Absent, obj.clone()) {
             Ok(stored) => {
                 if res.api.plural == "customresourcedefinitions" {
@@ -303,6 +312,10 @@ pub(crate) fn update_with(
         invalid_or_ok(res, &next)?;
         if next == cur {
             return Ok(json_response(StatusCode::OK, current.json.clone()));
+        }
+        if t.dry_run {
+            let preview = Stored::new(&next, current.rv, &res.fields);
+            return Ok(json_response(StatusCode::OK, preview.json));
         }
         let deleting = next["metadata"]["deletionTimestamp"].is_string();
         let no_finalizers = next["metadata"]["finalizers"]

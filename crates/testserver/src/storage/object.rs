@@ -22,7 +22,7 @@ pub(crate) struct Stored {
     pub labels: Option<BTreeMap<String, String>>,
     /// Values of the resource's selectable fields (`spec.nodeName`, ...).
     pub fields: Vec<(String, String)>,
-    /// The object's JSON.
+    /// The object's JSON, as the API server writes it (see `crate::wire`).
     pub json: Bytes,
 }
 
@@ -51,7 +51,7 @@ impl Stored {
             name,
             labels,
             fields,
-            json: Bytes::from(serde_json::to_vec(value).expect("a JSON value always serializes")),
+            json: Bytes::from(crate::wire::to_vec(value)),
         }
     }
 
