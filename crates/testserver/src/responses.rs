@@ -42,6 +42,20 @@ pub(crate) fn json_response(code: StatusCode, body: impl Into<Bytes>) -> Respons
         .expect("static headers are valid")
 }
 
+/// A JSON response sent exactly as given (no newline added): what Go's `json.MarshalIndent`
+/// writes, for `/version` and indented (`pretty`) answers.
+pub(crate) fn raw_json_response(code: StatusCode, body: impl Into<Bytes>) -> Response<Body> {
+    Response::builder()
+        .status(code)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(full(body))
+        .expect("static headers are valid")
+}
+
+/// Marks a streamed answer (a watch), which is never re-indented for `pretty`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Streamed;
+
 /// A JSON response from a value, written as the API server writes it (see `crate::wire`).
 pub(crate) fn json_value(code: StatusCode, v: &Value) -> Response<Body> {
     json_response(code, crate::wire::to_vec(v))

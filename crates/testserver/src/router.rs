@@ -4,14 +4,14 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
+use http::{header, HeaderMap, Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
 
 use crate::auth;
 use crate::faults::RequestInfo;
 use crate::handlers::{discovery, dispatch, Target};
 use crate::query::Query;
-use crate::responses::{json_response, ApiError, ApiResult, Body};
+use crate::responses::{full, ApiError, ApiResult, Body, Streamed};
 use crate::state::ServerState;
 
 /// What a path addresses.
@@ -82,9 +82,34 @@ where
     B: http_body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    route(&state, req)
+    let pretty = wants_pretty(req.uri().query(), req.headers());
+    let resp = route(&state, req)
         .await
-        .unwrap_or_else(ApiError::into_response)
+        .unwrap_or_else(ApiError::into_response);
+    if !pretty || resp.extensions().get::<Streamed>().is_some() {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    match body.collect().await {
+        Ok(b) => Response::from_parts(parts, full(crate::wire::indent(&b.to_bytes()))),
+        Err(e) => Response::from_parts(parts, full(e.to_string())),
+    }
+}
+
+/// Whether the answer is indented, as the API server decides (`isPrettyPrint`): a non-empty
+/// `pretty` parameter read with `strconv.ParseBool` (unlike other booleans: `yes` is false),
+/// otherwise whether the client is curl, wget or a browser. Watches never are.
+fn wants_pretty(raw_query: Option<&str>, headers: &HeaderMap) -> bool {
+    if let Some(v) = Query::parse(raw_query).get("pretty") {
+        return matches!(v, "1" | "t" | "T" | "TRUE" | "true" | "True");
+    }
+    let agent = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    ["curl", "Wget", "Mozilla/5.0"]
+        .iter()
+        .any(|p| agent.starts_with(p))
 }
 
 async fn route<B>(state: &Arc<ServerState>, req: Request<B>) -> ApiResult
@@ -95,7 +120,10 @@ where
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     if matches!(path.as_str(), "/healthz" | "/readyz" | "/livez") {
-        return Ok(json_response(StatusCode::OK, "ok"));
+        return Ok(Response::builder()
+            .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
+            .body(full("ok"))
+            .expect("static headers are valid"));
     }
     if path != "/version" {
         auth::check(state.config.token.as_deref(), &parts.headers)?;

@@ -477,7 +477,11 @@ async fn dry_run_checks_and_answers_but_stores_nothing() {
     assert_eq!(all.status, 200, "{}", all.body);
     let now = c.client().get(&base).await.unwrap();
     assert_eq!(names(&now.body), ["a", "held"]);
-    assert_eq!(now.body["items"][0], a, "nothing changed a");
+    assert_eq!(
+        c.client().get(&url).await.unwrap().body,
+        a,
+        "nothing changed a"
+    );
     assert!(now.body["items"][1]["metadata"]["deletionTimestamp"].is_null());
 
     // No resourceVersion was used (the embedded server's counter is ours alone) and no
@@ -565,20 +569,27 @@ async fn dry_run_values_other_than_all_are_refused() {
         .await
         .unwrap();
     check(r, "DeleteOptions", "\"x\"");
-    assert_eq!(c.client().get(&base).await.unwrap().body["items"][0], a);
+    assert_eq!(c.client().get(&url).await.unwrap().body, a);
 }
 
 #[tokio::test]
 async fn version_reports_the_served_api() {
     let c = cluster().await;
     let r = c.client().get("/version").await.unwrap();
-    assert_eq!(
-        (r.body["major"].as_str(), r.body["minor"].as_str()),
-        (Some("1"), Some("20"))
-    );
-    assert!(r.body["gitVersion"]
-        .as_str()
-        .is_some_and(|g| g.starts_with("v1.20.")));
+    let version = (r.body["major"].as_str(), r.body["minor"].as_str());
+    if c.is_real() && version == (Some(""), Some("")) {
+        // A kube-apiserver built from source without release ldflags (the envtest tier's
+        // may be) leaves these empty; only the field order below can be compared.
+        skip(
+            "version_numbers",
+            &format!("the real server is an unversioned build: {}", r.body),
+        );
+    } else {
+        assert_eq!(version, (Some("1"), Some("20")));
+        assert!(r.body["gitVersion"]
+            .as_str()
+            .is_some_and(|g| g.starts_with("v1.20.")));
+    }
     assert_eq!(
         Doc::parse(&r.raw).keys(),
         [
@@ -634,7 +645,13 @@ async fn built_in_objects_are_written_in_go_field_order() {
     }
     let list = Doc::parse(&c.client().get(&base).await.unwrap().raw);
     assert_eq!(list.keys(), ["kind", "apiVersion", "metadata", "items"]);
-    assert_go_order("list item", list.get("items").at(0), &top);
+    let item = list.get("items").at(0);
+    assert_go_order("list item", item, &top);
+    assert_eq!(
+        item.keys()[0],
+        "metadata",
+        "a typed list's items have no kind or apiVersion"
+    );
     // A watch event carries the object as a get shows it.
     let watch = c
         .client()
@@ -754,10 +771,74 @@ async fn custom_resources_are_written_with_sorted_keys() {
     Doc::parse(&get.raw).assert_sorted("get");
     let list = Doc::parse(&c.client().get(&base).await.unwrap().raw);
     list.assert_sorted("list");
+    assert_eq!(
+        list.get("items").at(0).keys()[..2],
+        ["apiVersion", "kind"],
+        "unstructured items keep their type"
+    );
     c.client()
         .delete(&format!(
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gadgets.{group}"
         ))
         .await
         .unwrap();
+}
+
+#[tokio::test]
+async fn pretty_indents_answers_but_not_watches() {
+    let c = cluster().await;
+    let ns = c.create_namespace("conf-pretty").await.unwrap();
+    create_cm(&c, &ns, "a", json!({})).await;
+    let url = format!("{}/a", cms(&ns));
+    // `pretty` is read with strconv.ParseBool, unlike the other booleans.
+    for v in ["true", "1", "T"] {
+        let r = c.client().get(&format!("{url}?pretty={v}")).await.unwrap();
+        let text = String::from_utf8_lossy(&r.raw);
+        assert!(
+            text.starts_with("{\n  \"kind\": \"ConfigMap\",\n  \"apiVersion\": \"v1\",\n  \"metadata\": {\n    \"name\": \"a\","),
+            "pretty={v}: {text}"
+        );
+        assert!(
+            text.ends_with("\n}"),
+            "pretty={v}: no newline after the document"
+        );
+    }
+    for v in ["yes", "false", "0"] {
+        let r = c.client().get(&format!("{url}?pretty={v}")).await.unwrap();
+        assert!(r.raw.starts_with(b"{\"kind\":\"ConfigMap\","), "pretty={v}");
+    }
+    let missing = c
+        .client()
+        .get(&format!("{url}-nope?pretty=true"))
+        .await
+        .unwrap();
+    assert!(
+        missing.raw.starts_with(b"{\n  \"kind\": \"Status\","),
+        "{:?}",
+        missing.raw
+    );
+    let list = c
+        .client()
+        .get(&format!("{}?pretty=true", cms(&ns)))
+        .await
+        .unwrap();
+    assert!(list.raw.starts_with(b"{\n  \"kind\": \"ConfigMapList\","));
+    let watch = c
+        .client()
+        .get(&format!(
+            "{}?watch=true&pretty=true&timeoutSeconds=1",
+            cms(&ns)
+        ))
+        .await
+        .unwrap();
+    assert!(
+        watch
+            .raw
+            .starts_with(b"{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\","),
+        "{:?}",
+        watch.raw
+    );
+    // /version is always indented.
+    let version = c.client().get("/version").await.unwrap();
+    assert!(version.raw.starts_with(b"{\n  \"major\": "));
 }

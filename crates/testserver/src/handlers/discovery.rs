@@ -6,7 +6,7 @@ use http::StatusCode;
 use serde_json::{json, Value};
 
 use crate::resources::ResourceInfo;
-use crate::responses::{json_response, json_value, ApiError, ApiResult};
+use crate::responses::{json_value, raw_json_response, ApiError, ApiResult};
 use crate::state::ServerState;
 
 /// The version this server claims: the kube-apiserver whose API it serves and is checked
@@ -15,15 +15,17 @@ use crate::state::ServerState;
 /// them ask for what is not here. The suffix marks it as not the real server.
 pub(crate) const GIT_VERSION: &str = "v1.20.2-kcache";
 
-/// `/version`, in `version.Info`'s field order.
+/// `/version`, in `version.Info`'s field order, indented.
 pub(crate) fn version() -> ApiResult {
     let info = json!({"major": "1", "minor": "20", "gitVersion": GIT_VERSION,
         "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
         "buildDate": "2021-01-13T13:20:00Z", "goVersion": "rust", "compiler": "rustc",
         "platform": "linux/amd64"});
-    Ok(json_response(
+    // The API server writes it with `json.MarshalIndent`, whatever the request asks.
+    let body = crate::wire::to_vec_shaped(&info, &crate::wire::VERSION_INFO);
+    Ok(raw_json_response(
         StatusCode::OK,
-        crate::wire::to_vec_shaped(&info, &crate::wire::VERSION_INFO),
+        crate::wire::indent(&body),
     ))
 }
 

@@ -132,9 +132,13 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
     Ok(json_response(StatusCode::OK, list_body(t, &page)))
 }
 
-/// Serializes a page outside any lock: the stored JSON of each item is copied as is, into a
-/// list written in the API server's field order (`kind`, `apiVersion`, `metadata`, `items`
-/// for built-in types; sorted keys for custom resources, as their unstructured lists are).
+/// Serializes a page outside any lock: the stored JSON of each item is copied, into a list
+/// written in the API server's field order (`kind`, `apiVersion`, `metadata`, `items` for
+/// built-in types; sorted keys for custom resources, as their unstructured lists are).
+///
+/// The items of a built-in list are Go structs whose TypeMeta is empty, so the API server
+/// writes them without `kind` and `apiVersion`; a stored built-in object starts with exactly
+/// those two fields, which are skipped. Custom resources keep theirs, as on the real server.
 fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
     let mut meta = serde_json::json!({"resourceVersion": page.rv.to_string()});
     if let Some(after) = &page.next_after {
@@ -161,11 +165,27 @@ fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
     let size: usize = page.items.iter().map(|o| o.json.len() + 1).sum();
     let mut b = BytesMut::with_capacity(size + shell.len() + 1);
     b.put_slice(&shell[..at]);
+    let type_meta = t.res.builtin.then(|| {
+        format!(
+            "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",",
+            t.res.api.kind,
+            t.res.api.api_version()
+        )
+    });
     for (i, o) in page.items.iter().enumerate() {
         if i > 0 {
             b.put_u8(b',');
         }
-        b.put_slice(&o.json);
+        match type_meta
+            .as_deref()
+            .and_then(|p| o.json.strip_prefix(p.as_bytes()))
+        {
+            Some(rest) => {
+                b.put_u8(b'{');
+                b.put_slice(rest);
+            }
+            None => b.put_slice(&o.json),
+        }
     }
     b.put_slice(&shell[at..]);
     b.put_u8(b'\n');

@@ -24,7 +24,7 @@ use super::Target;
 use crate::faults::WatchControl;
 use crate::query::Query;
 use crate::resources::ResourceInfo;
-use crate::responses::{full, ApiError, ApiResult, Body};
+use crate::responses::{full, ApiError, ApiResult, Body, Streamed};
 use crate::state::ServerState;
 use crate::storage::{frame, Delivery, Registration, Storage, WatchStart};
 
@@ -118,11 +118,13 @@ pub(crate) fn watch(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResul
 }
 
 fn stream_response(body: Body) -> Response<Body> {
-    Response::builder()
+    let mut resp = Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/json")
         .body(body)
-        .expect("static headers are valid")
+        .expect("static headers are valid");
+    resp.extensions_mut().insert(Streamed);
+    resp
 }
 
 enum Out {

@@ -17,12 +17,14 @@
 //! `preserve_order`), so the order is imposed here, when an object is serialized — once per
 //! write, at store time.
 
+mod indent;
 mod shapes;
 
 use std::io::Write;
 
 use serde_json::{Map, Value};
 
+pub(crate) use indent::indent;
 pub(crate) use shapes::VERSION_INFO;
 use shapes::{Shape, LIST_META, OBJECT_META};
 
