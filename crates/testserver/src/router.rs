@@ -178,3 +178,27 @@ where
         Route::OpenApiV3GroupVersion(gv) => discovery::openapi_v3_group_version(state, &gv),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pretty_follows_the_parameter_then_the_user_agent() {
+        let agent = |ua: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::USER_AGENT, ua.parse().unwrap());
+            h
+        };
+        let none = HeaderMap::new();
+        assert!(wants_pretty(Some("pretty=true"), &none));
+        assert!(wants_pretty(Some("pretty=T"), &none));
+        assert!(!wants_pretty(Some("pretty=yes"), &none));
+        assert!(!wants_pretty(None, &none));
+        assert!(wants_pretty(None, &agent("curl/8.5.0")));
+        assert!(wants_pretty(Some("pretty="), &agent("Wget/1.21")));
+        assert!(wants_pretty(None, &agent("Mozilla/5.0 (X11)")));
+        assert!(!wants_pretty(Some("pretty=false"), &agent("curl/8.5.0")));
+        assert!(!wants_pretty(None, &agent("kubectl/v1.32.4")));
+    }
+}

@@ -452,6 +452,11 @@ async fn dry_run_checks_and_answers_but_stores_nothing() {
         .await
         .unwrap();
     assert_eq!(del.status, 200, "{}", del.body);
+    assert_eq!(
+        del.body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+               "details": {"name": "a", "kind": "configmaps", "uid": a["metadata"]["uid"]}})
+    );
     let del_body = c
         .client()
         .request(
@@ -841,4 +846,56 @@ async fn pretty_indents_answers_but_not_watches() {
     // /version is always indented.
     let version = c.client().get("/version").await.unwrap();
     assert!(version.raw.starts_with(b"{\n  \"major\": "));
+}
+
+#[tokio::test]
+async fn discovery_documents_are_written_in_go_field_order() {
+    let c = cluster().await;
+    let keys = |raw: &[u8]| -> Vec<String> {
+        Doc::parse(raw)
+            .keys()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    };
+    let api = c.client().get("/api").await.unwrap();
+    assert_eq!(
+        keys(&api.raw),
+        ["kind", "versions", "serverAddressByClientCIDRs"]
+    );
+    let core = c.client().get("/api/v1").await.unwrap();
+    assert_eq!(
+        keys(&core.raw),
+        ["kind", "groupVersion", "resources"],
+        "/api/v1 has no apiVersion"
+    );
+    let resource = Doc::parse(&core.raw);
+    assert_go_order(
+        "APIResource",
+        resource.get("resources").at(0),
+        &[
+            "name",
+            "singularName",
+            "namespaced",
+            "group",
+            "version",
+            "kind",
+            "verbs",
+            "shortNames",
+            "categories",
+            "storageVersionHash",
+        ],
+    );
+    let apps = c.client().get("/apis/apps/v1").await.unwrap();
+    assert_eq!(
+        keys(&apps.raw),
+        ["kind", "apiVersion", "groupVersion", "resources"]
+    );
+    let groups = c.client().get("/apis").await.unwrap();
+    assert_eq!(keys(&groups.raw), ["kind", "apiVersion", "groups"]);
+    let group = Doc::parse(&groups.raw);
+    assert_eq!(
+        group.get("groups").at(0).keys(),
+        ["name", "versions", "preferredVersion"]
+    );
 }

@@ -190,10 +190,15 @@ fn delete_one(
         if returns_object {
             return Ok(gone.value());
         }
+        let mut details =
+            json!({"name": name, "kind": res.api.plural, "uid": cur["metadata"]["uid"]});
+        if !res.api.group.is_empty() {
+            // An empty group is omitted, as Go omits empty strings of StatusDetails.
+            details["group"] = json!(res.api.group);
+        }
         return Ok(json!({
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-            "details": {"name": name, "group": res.api.group, "kind": res.api.plural,
-                        "uid": cur["metadata"]["uid"]},
+            "details": details,
         }));
     }
 }

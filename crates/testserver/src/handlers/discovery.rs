@@ -121,10 +121,12 @@ pub(crate) fn resource_list(state: &ServerState, group: &str, version: &str) -> 
     } else {
         format!("{group}/{version}")
     };
-    Ok(json_value(
-        StatusCode::OK,
-        &json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
-    ))
+    let mut doc = json!({"kind": "APIResourceList", "groupVersion": gv, "resources": resources});
+    if !group.is_empty() {
+        // As kube-apiserver 1.20: `/api/v1` leaves apiVersion out, group versions carry it.
+        doc["apiVersion"] = json!("v1");
+    }
+    Ok(json_value(StatusCode::OK, &doc))
 }
 
 fn gv_path(group: &str, version: &str) -> String {
