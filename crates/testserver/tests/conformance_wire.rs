@@ -163,6 +163,31 @@ const OBJECT_META: &[&str] = &[
     "managedFields",
 ];
 
+/// The first BOOKMARK frame, as written, of a watch on the collection `base` from `from`.
+/// kube-apiserver only sends a bookmark newer than where the watch started, so `other` is
+/// created in `base` meanwhile; the watch's selector leaves it out.
+async fn bookmark_frame(
+    c: &kcache_testserver::TestCluster,
+    base: &str,
+    from: u64,
+    other: &Value,
+) -> Doc {
+    let path = format!(
+        "{base}?watch=true&allowWatchBookmarks=true&labelSelector=kcache-bookmark%3Dnone&timeoutSeconds=5&resourceVersion={from}"
+    );
+    let client = c.client().clone();
+    let watch = tokio::spawn(async move { client.get(&path).await.unwrap() });
+    let created = c.client().post(base, other).await.unwrap();
+    assert_eq!(created.status, 201, "{}", created.body);
+    let r = watch.await.unwrap();
+    let frame = r
+        .raw
+        .split(|b| *b == b'\n')
+        .find(|l| l.starts_with(b"{\"type\":\"BOOKMARK\""))
+        .unwrap_or_else(|| panic!("no bookmark: {}", String::from_utf8_lossy(&r.raw)));
+    Doc::parse(frame)
+}
+
 /// Opens a watch on `path` and returns its first event, failing if the answer is not a watch.
 async fn first_event(c: &kcache_testserver::TestCluster, path: &str) -> Value {
     let mut w = c
@@ -668,6 +693,15 @@ async fn built_in_objects_are_written_in_go_field_order() {
     assert_eq!(event.keys(), ["type", "object"]);
     assert_go_order("watch", event.get("object"), &top);
     assert_go_order("watch", event.get("object").get("metadata"), OBJECT_META);
+    // A bookmark is an empty Go struct: its nil creationTimestamp is written as null.
+    let a = c.client().get(&format!("{base}/a")).await.unwrap().body;
+    let bookmark = bookmark_frame(&c, &base, rv(&a), &cm("b", json!({}))).await;
+    let object = bookmark.get("object");
+    assert_eq!(object.keys(), ["kind", "apiVersion", "metadata"]);
+    assert_eq!(
+        object.get("metadata").keys(),
+        ["resourceVersion", "creationTimestamp"]
+    );
 
     let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
         "spec": {"template": {"spec": {"containers": [{"image": "busybox", "name": "c", "env": [{"value": "1", "name": "E"}]}]},
@@ -774,6 +808,13 @@ async fn custom_resources_are_written_with_sorted_keys() {
     created.assert_sorted("created");
     let get = c.client().get(&format!("{base}/g1")).await.unwrap();
     Doc::parse(&get.raw).assert_sorted("get");
+    // An unstructured bookmark has only the type and the resourceVersion.
+    let g2 =
+        json!({"kind": "Gadget", "apiVersion": format!("{group}/v1"), "metadata": {"name": "g2"}});
+    let bookmark = bookmark_frame(&c, &base, rv(&get.body), &g2).await;
+    let object = bookmark.get("object");
+    assert_eq!(object.keys(), ["apiVersion", "kind", "metadata"]);
+    assert_eq!(object.get("metadata").keys(), ["resourceVersion"]);
     let list = Doc::parse(&c.client().get(&base).await.unwrap().raw);
     list.assert_sorted("list");
     assert_eq!(
