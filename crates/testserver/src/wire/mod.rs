@@ -240,6 +240,21 @@ mod tests {
     }
 
     #[test]
+    fn every_served_built_in_kind_has_its_field_order() {
+        let table = crate::resources::ResourceTable::new();
+        for r in table.all() {
+            assert!(builtin_group(&r.api.group), "{}", r.api.group);
+            assert!(
+                shapes::for_kind(&r.api.group, &r.api.kind).is_some(),
+                "no field order for {}/{}",
+                r.api.group,
+                r.api.kind
+            );
+        }
+        assert!(!builtin_group("example.com"));
+    }
+
+    #[test]
     fn strings_are_escaped_as_go_does() {
         let v = json!({"k": "<a href=\"x\">&amp;</a>\u{2028}\u{1}\n\t\\é"});
         assert_eq!(

@@ -35,6 +35,18 @@ pub(super) fn for_kind(group: &str, kind: &str) -> Option<&'static Shape<'static
         ("apiextensions.k8s.io", "CustomResourceDefinition") => &CRD,
         ("rbac.authorization.k8s.io", "Role" | "ClusterRole") => &ROLE,
         ("rbac.authorization.k8s.io", "RoleBinding" | "ClusterRoleBinding") => &ROLE_BINDING,
+        ("", "Node") => &NODE,
+        ("", "ComponentStatus") => &COMPONENT_STATUS,
+        ("apps", "ReplicaSet") => &REPLICA_SET,
+        ("apps", "StatefulSet") => &STATEFUL_SET,
+        ("autoscaling", "Scale") => &SCALE,
+        ("batch", "Job") => &JOB,
+        ("batch", "CronJob") => &CRON_JOB,
+        ("certificates.k8s.io", "CertificateSigningRequest") => &CSR,
+        ("authentication.k8s.io", "TokenReview") => &TOKEN_REVIEW,
+        ("authentication.k8s.io", "TokenRequest") => &TOKEN_REQUEST,
+        ("events.k8s.io", "Event") => &EVENTS_EVENT,
+        ("apiregistration.k8s.io", "APIService") => &API_SERVICE,
         _ => return None,
     })
 }
@@ -174,12 +186,14 @@ static NAMESPACE: Shape<'static> = shape![
 
 static NAMESPACE_STATUS: Shape<'static> = shape!["phase", "conditions" => CONDITION];
 
-/// The condition types of namespaces, pods, CRDs and `metav1.Condition` (no type has both
-/// `observedGeneration` and `lastProbeTime`).
+/// The condition types of namespaces, pods, nodes, jobs, CRDs, APIServices and
+/// `metav1.Condition` (no type has more than one of `observedGeneration`,
+/// `lastHeartbeatTime` and `lastProbeTime`).
 static CONDITION: Shape<'static> = shape![
     "type",
     "status",
     "observedGeneration",
+    "lastHeartbeatTime",
     "lastProbeTime",
     "lastTransitionTime",
     "reason",
@@ -530,3 +544,274 @@ static ROLE_BINDING: Shape<'static> = shape![
 static SUBJECT: Shape<'static> = shape!["kind", "apiGroup", "name", "namespace"];
 
 static ROLE_REF: Shape<'static> = shape!["apiGroup", "kind", "name"];
+
+// The other built-in kinds clients touch.
+
+static NODE: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => NODE_SPEC,
+    "status" => NODE_STATUS,
+];
+
+static NODE_SPEC: Shape<'static> = shape![
+    "podCIDR",
+    "podCIDRs",
+    "providerID",
+    "unschedulable",
+    "taints",
+    "configSource",
+    "externalID",
+];
+
+static NODE_STATUS: Shape<'static> = shape![
+    "capacity",
+    "allocatable",
+    "phase",
+    "conditions" => CONDITION,
+    "addresses" => NODE_ADDRESS,
+    "daemonEndpoints",
+    "nodeInfo" => NODE_INFO,
+    "images",
+    "volumesInUse",
+    "volumesAttached",
+    "config",
+];
+
+static NODE_ADDRESS: Shape<'static> = shape!["type", "address"];
+
+static NODE_INFO: Shape<'static> = shape![
+    "machineID",
+    "systemUUID",
+    "bootID",
+    "kernelVersion",
+    "osImage",
+    "containerRuntimeVersion",
+    "kubeletVersion",
+    "kubeProxyVersion",
+    "operatingSystem",
+    "architecture",
+];
+
+static COMPONENT_STATUS: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "conditions" => COMPONENT_CONDITION,
+];
+
+static COMPONENT_CONDITION: Shape<'static> = shape!["type", "status", "message", "error"];
+
+static REPLICA_SET: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => REPLICA_SET_SPEC,
+    "status" => REPLICA_SET_STATUS,
+];
+
+static REPLICA_SET_SPEC: Shape<'static> = shape![
+    "replicas",
+    "minReadySeconds",
+    "selector" => LABEL_SELECTOR,
+    "template" => POD_TEMPLATE_SPEC,
+];
+
+static REPLICA_SET_STATUS: Shape<'static> = shape![
+    "replicas",
+    "fullyLabeledReplicas",
+    "readyReplicas",
+    "availableReplicas",
+    "observedGeneration",
+    "conditions" => CONDITION,
+];
+
+static STATEFUL_SET: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => STATEFUL_SET_SPEC,
+    "status" => STATEFUL_SET_STATUS,
+];
+
+static STATEFUL_SET_SPEC: Shape<'static> = shape![
+    "replicas",
+    "selector" => LABEL_SELECTOR,
+    "template" => POD_TEMPLATE_SPEC,
+    "volumeClaimTemplates",
+    "serviceName",
+    "podManagementPolicy",
+    "updateStrategy",
+    "revisionHistoryLimit",
+];
+
+static STATEFUL_SET_STATUS: Shape<'static> = shape![
+    "observedGeneration",
+    "replicas",
+    "readyReplicas",
+    "currentReplicas",
+    "updatedReplicas",
+    "currentRevision",
+    "updateRevision",
+    "collisionCount",
+    "conditions" => CONDITION,
+];
+
+static SCALE: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec",
+    "status" => SCALE_STATUS,
+];
+
+static SCALE_STATUS: Shape<'static> = shape!["replicas", "selector"];
+
+static JOB: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => JOB_SPEC,
+    "status" => JOB_STATUS,
+];
+
+static JOB_SPEC: Shape<'static> = shape![
+    "parallelism",
+    "completions",
+    "activeDeadlineSeconds",
+    "backoffLimit",
+    "selector" => LABEL_SELECTOR,
+    "manualSelector",
+    "template" => POD_TEMPLATE_SPEC,
+    "ttlSecondsAfterFinished",
+];
+
+static JOB_STATUS: Shape<'static> = shape![
+    "conditions" => CONDITION,
+    "startTime",
+    "completionTime",
+    "active",
+    "succeeded",
+    "failed",
+];
+
+static CRON_JOB: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => CRON_JOB_SPEC,
+    "status" => CRON_JOB_STATUS,
+];
+
+static CRON_JOB_SPEC: Shape<'static> = shape![
+    "schedule",
+    "startingDeadlineSeconds",
+    "concurrencyPolicy",
+    "suspend",
+    "jobTemplate" => JOB_TEMPLATE_SPEC,
+    "successfulJobsHistoryLimit",
+    "failedJobsHistoryLimit",
+];
+
+static JOB_TEMPLATE_SPEC: Shape<'static> = shape!["metadata" => OBJECT_META, "spec" => JOB_SPEC];
+
+static CRON_JOB_STATUS: Shape<'static> = shape!["active" => OBJECT_REFERENCE, "lastScheduleTime"];
+
+static CSR: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => CSR_SPEC,
+    "status" => CSR_STATUS,
+];
+
+static CSR_SPEC: Shape<'static> = shape![
+    "request",
+    "signerName",
+    "usages",
+    "username",
+    "uid",
+    "groups",
+    "extra",
+];
+
+static CSR_STATUS: Shape<'static> = shape!["conditions" => CSR_CONDITION, "certificate"];
+
+static CSR_CONDITION: Shape<'static> = shape![
+    "type",
+    "status",
+    "reason",
+    "message",
+    "lastUpdateTime",
+    "lastTransitionTime",
+];
+
+static TOKEN_REVIEW: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec",
+    "status" => TOKEN_REVIEW_STATUS,
+];
+
+static TOKEN_REVIEW_STATUS: Shape<'static> =
+    shape!["authenticated", "user" => USER_INFO, "audiences", "error"];
+
+static USER_INFO: Shape<'static> = shape!["username", "uid", "groups", "extra"];
+
+static TOKEN_REQUEST: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => TOKEN_REQUEST_SPEC,
+    "status",
+];
+
+static TOKEN_REQUEST_SPEC: Shape<'static> = shape![
+    "audiences",
+    "expirationSeconds",
+    "boundObjectRef" => OBJECT_REFERENCE,
+];
+
+static EVENTS_EVENT: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "eventTime",
+    "series",
+    "reportingController",
+    "reportingInstance",
+    "action",
+    "reason",
+    "regarding" => OBJECT_REFERENCE,
+    "related" => OBJECT_REFERENCE,
+    "note",
+    "type",
+    "deprecatedSource",
+    "deprecatedFirstTimestamp",
+    "deprecatedLastTimestamp",
+    "deprecatedCount",
+];
+
+static API_SERVICE: Shape<'static> = shape![
+    "kind",
+    "apiVersion",
+    "metadata" => OBJECT_META,
+    "spec" => API_SERVICE_SPEC,
+    "status" => API_SERVICE_STATUS,
+];
+
+static API_SERVICE_STATUS: Shape<'static> = shape!["conditions" => CONDITION];
+
+static SERVICE_REFERENCE: Shape<'static> = shape!["namespace", "name", "port"];
+
+static API_SERVICE_SPEC: Shape<'static> = shape![
+    "service" => SERVICE_REFERENCE,
+    "group",
+    "version",
+    "insecureSkipTLSVerify",
+    "caBundle",
+    "groupPriorityMinimum",
+    "versionPriority",
+];
