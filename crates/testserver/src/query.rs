@@ -4,8 +4,8 @@
 //!   pairs split on `&` and `;`, `+` is a space, and a pair with a malformed `%` escape is
 //!   dropped.
 //! - Scalars read the first value of a repeated name; `dryRun` reads them all.
-//! - Booleans (`watch`, `allowWatchBookmarks`, `orphanDependents`, `force`,
-//!   `sendInitialEvents`) follow apimachinery's `Convert_Slice_string_To_bool`, **not**
+//! - Booleans (`watch`, `allowWatchBookmarks`, `orphanDependents`, `force`, `export`,
+//!   `exact`, `sendInitialEvents`) follow apimachinery's `Convert_Slice_string_To_bool`, **not**
 //!   `strconv.ParseBool`: only `false` (any case) and `0` are false; any other value,
 //!   `yes` and the empty string included, is true. So `watch=True` (the Python client),
 //!   `watch=1`, `watch=T` and even `watch=yes` start a watch, as on the real server.

@@ -940,3 +940,56 @@ async fn discovery_documents_are_written_in_go_field_order() {
         ["name", "versions", "preferredVersion"]
     );
 }
+
+#[tokio::test]
+async fn export_is_a_boolean_of_get() {
+    let c = cluster().await;
+    let ns = c.create_namespace("conf-export").await.unwrap();
+    let created = c
+        .client()
+        .post(
+            &cms(&ns),
+            &json!({"metadata": {"generateName": "gen-", "labels": {"a": "b"}}, "data": {"k": "v"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.status, 201, "{}", created.body);
+    let url = format!(
+        "{}/{}",
+        cms(&ns),
+        created.body["metadata"]["name"].as_str().unwrap()
+    );
+    // Deprecated but served by 1.20: what belongs to this cluster is cleared.
+    let exported = c.client().get(&format!("{url}?export=yes")).await.unwrap();
+    assert_eq!(exported.status, 200, "{}", exported.body);
+    let mut meta = exported.body["metadata"].clone();
+    // The real server keeps managedFields (the embedded one does not write them).
+    meta.as_object_mut().unwrap().remove("managedFields");
+    assert_eq!(
+        meta,
+        json!({"generateName": "gen-", "creationTimestamp": null, "labels": {"a": "b"}})
+    );
+    assert_eq!(exported.body["data"], json!({"k": "v"}));
+    assert_go_order(
+        "export",
+        Doc::parse(&exported.raw).get("metadata"),
+        OBJECT_META,
+    );
+    let exact = c
+        .client()
+        .get(&format!("{url}?export=1&exact=True"))
+        .await
+        .unwrap();
+    assert_eq!(
+        exact.body["metadata"]["name"],
+        created.body["metadata"]["name"]
+    );
+    assert_eq!(exact.body["metadata"]["namespace"], ns.as_str());
+    assert!(exact.body["metadata"].get("uid").is_none());
+    let plain = c
+        .client()
+        .get(&format!("{url}?export=false"))
+        .await
+        .unwrap();
+    assert_eq!(plain.body, created.body);
+}

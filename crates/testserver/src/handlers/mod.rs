@@ -117,7 +117,7 @@ pub(crate) async fn dispatch(
         _ => false,
     };
     match verb {
-        Some(Verb::Get) => read::get(state, &target),
+        Some(Verb::Get) => read::get(state, &target, query),
         Some(Verb::List) if sub.is_none() => read::list(state, &target, query).await,
         Some(Verb::Watch) if sub.is_none() => watch::watch(state, &target, query),
         Some(Verb::Create) if sub.is_none() => write::create(state, &target, &body),

@@ -5,11 +5,12 @@ use std::sync::Arc;
 use bytes::{BufMut, BytesMut};
 use http::StatusCode;
 use kcache_core::StatusCause;
+use serde_json::Value;
 
 use super::options::{forbidden, not_supported, options_invalid};
 use super::Target;
 use crate::query::{go_quote, Query};
-use crate::responses::{json_response, ApiError, ApiResult};
+use crate::responses::{json_response, json_value, ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{Continue, ListAt, ListError, Page};
 
@@ -17,13 +18,38 @@ const EXPIRED_LIST: &str = "The resourceVersion for the provided list is too old
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
 
 /// GET of one object.
-pub(crate) fn get(state: &ServerState, t: &Target) -> ApiResult {
+pub(crate) fn get(state: &ServerState, t: &Target, q: &Query) -> ApiResult {
     let name = t.name.as_deref().unwrap_or_default();
     let obj = state
         .storage
         .get(&t.res, &t.key())
         .ok_or_else(|| ApiError::not_found(&t.res, name))?;
+    if q.flag("export") {
+        return Ok(json_value(
+            StatusCode::OK,
+            &exported(obj.value(), q.flag("exact")),
+        ));
+    }
     Ok(json_response(StatusCode::OK, obj.json.clone()))
+}
+
+/// `export=true` (deprecated, still served by 1.20): the object without what belongs to this
+/// cluster, as the registry's `exportObjectMeta` clears it (`exact` keeps the namespace and a
+/// generated name). The per-type export strategies (pods, services, ...) are not applied.
+fn exported(mut obj: Value, exact: bool) -> Value {
+    if let Some(meta) = obj["metadata"].as_object_mut() {
+        for f in ["uid", "deletionTimestamp", "resourceVersion", "selfLink"] {
+            meta.remove(f);
+        }
+        meta.insert("creationTimestamp".into(), Value::Null);
+        if !exact {
+            meta.remove("namespace");
+            if meta.get("generateName").is_some_and(|g| g != "") {
+                meta.remove("name");
+            }
+        }
+    }
+    obj
 }
 
 /// Parses a resourceVersion parameter (400 on a non-number, as the real server).
