@@ -1,6 +1,4 @@
 #![doc = include_str!("../README.md")]
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 /// The shared types and narrow traits ([`kcache-core`](kcache_core)).
 pub use kcache_core as core;
