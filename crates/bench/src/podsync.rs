@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use kcache_compact::{CompactObject, CompactValue};
 use kcache_core::{
-    CompactObject, CompactValue, Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent,
-    WatchParams, WatchStream,
+    Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent, WatchParams, WatchStream,
 };
 use kcache_informer::{InformerOptions, ResourceEventHandlerFuncs, SharedIndexInformer};
 use kcache_reflector::WatchListMode;

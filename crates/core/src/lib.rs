@@ -1,7 +1,6 @@
 #![doc = include_str!("../README.md")]
 
 mod boxed;
-mod compact;
 mod dynamic;
 mod error;
 mod event;
@@ -19,7 +18,6 @@ mod tombstone;
 mod traits;
 
 pub use boxed::BoxListerWatcher;
-pub use compact::{CompactMap, CompactObject, CompactValue};
 pub use dynamic::DynamicObject;
 pub use error::{BoxError, Error};
 pub use event::{Bookmark, WatchEvent, INITIAL_EVENTS_END_ANNOTATION};

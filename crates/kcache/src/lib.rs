@@ -28,6 +28,10 @@ pub use kcache_informer as informer;
 #[cfg(feature = "transport")]
 pub use kcache_transport as transport;
 
+/// Compact, structurally shared objects for large caches ([`kcache-compact`](kcache_compact)).
+#[cfg(feature = "compact")]
+pub use kcache_compact as compact;
+
 /// The embedded Kubernetes API server for tests ([`kcache-testserver`](kcache_testserver)).
 #[cfg(feature = "testserver")]
 pub use kcache_testserver as testserver;
