@@ -107,7 +107,7 @@ where
             Ok(()) => done += 1,
             Err(e) if tolerated(&e) => {}
             Err(e) => {
-                eprintln!("kcache-bench {what}: {e}");
+                eprintln!("kcache-bench {what}: {}", kcache_core::ErrorChain(&e));
                 std::process::exit(1)
             }
         }

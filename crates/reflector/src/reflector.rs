@@ -5,8 +5,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use kcache_core::{
-    Error, ListPager, ListParams, ListerWatcher, Object, ObjectKey, PagedList, ReflectorStore,
-    WatchParams, WatchStream, DEFAULT_PAGE_SIZE,
+    Error, ErrorChain, ListPager, ListParams, ListerWatcher, Object, ObjectKey, PagedList,
+    ReflectorStore, WatchParams, WatchStream, DEFAULT_PAGE_SIZE,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -265,7 +265,7 @@ where
                     match self.lister.watch(&params).await {
                         Ok(s) => s,
                         Err(e) if e.is_too_many_requests() || e.is_connect() => {
-                            tracing::debug!(reflector = name, error = %e, "watch failed, backing off");
+                            tracing::debug!(reflector = name, error = %ErrorChain(&e), "watch failed, backing off");
                             tokio::time::sleep(state.backoff.next_delay()).await;
                             continue;
                         }
