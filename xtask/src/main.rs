@@ -4,7 +4,7 @@
 //!   feature on.
 //! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
 //! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
-//!   `KUBEBUILDER_ASSETS` (build one with `shared/tools/envtest-assets.sh`).
+//!   `KUBEBUILDER_ASSETS` (controller-runtime's `setup-envtest use -p path 1.20.2` prints one).
 //! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
 //!   benchmarks); prints the kubeconfig path.
 //! - `soak [SEEDS]`: the reflector's chaos test with many seeds (default 500), in release mode.
