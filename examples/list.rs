@@ -55,7 +55,7 @@ fn parse_args() -> Result<Args, String> {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     if let Err(e) = run().await {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", kcache_core::ErrorChain(&*e));
         std::process::exit(1);
     }
 }

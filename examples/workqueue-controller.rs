@@ -291,7 +291,7 @@ async fn main() {
             let client = match Client::from_kubeconfig(&path) {
                 Ok(c) => c,
                 Err(e) => {
-                    eprintln!("{e}");
+                    eprintln!("{}", kcache::core::ErrorChain(&e));
                     std::process::exit(2);
                 }
             };

@@ -168,8 +168,9 @@ impl Controller {
                 Err(e) => {
                     self.queue.add_rate_limited(key.clone());
                     let key = key.as_str();
+                    let e = kcache_core::ErrorChain(&e).to_string();
                     tracing::error!(worker = id, key, "error syncing; requeuing: {e}");
-                    SyncOutcome::Failed(e.to_string())
+                    SyncOutcome::Failed(e)
                 }
             };
             self.record(&key, outcome);

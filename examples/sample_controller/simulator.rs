@@ -74,6 +74,7 @@ impl DeploymentStatusSimulator {
                 Err(e) => {
                     self.queue.add_rate_limited(key.clone());
                     let key = key.as_str();
+                    let e = kcache_core::ErrorChain(&e);
                     tracing::warn!(target: SIMULATED, key, "status update failed; retrying: {e}");
                 }
             }

@@ -13,7 +13,11 @@ pub fn from_kubeconfig(kubeconfig: &Path) -> Client {
         Client::new(config)
     });
     built.unwrap_or_else(|e| {
-        eprintln!("kcache-bench: kubeconfig {}: {e}", kubeconfig.display());
+        eprintln!(
+            "kcache-bench: kubeconfig {}: {}",
+            kubeconfig.display(),
+            kcache_core::ErrorChain(&e)
+        );
         std::process::exit(2)
     })
 }

@@ -1,6 +1,6 @@
 //! Drivers for the `informer` scenario's server: `seed` creates ConfigMaps `bench-{i}` in
 //! namespace `default`, each with `data-bytes` bytes of data (about 300 by default, the size
-//! BENCHMARKS.md names); `churn` modifies them (a merge patch of `data.rev` to a value unique to
+//! the informer scenario is defined with); `churn` modifies them (a merge patch of `data.rev` to a value unique to
 //! the run, cycling over the seeded objects) so a running informer receives that many update notifications. Both keep
 //! `concurrency` requests in flight and print one JSON line.
 
@@ -107,7 +107,7 @@ where
             Ok(()) => done += 1,
             Err(e) if tolerated(&e) => {}
             Err(e) => {
-                eprintln!("kcache-bench {what}: {e}");
+                eprintln!("kcache-bench {what}: {}", kcache_core::ErrorChain(&e));
                 std::process::exit(1)
             }
         }

@@ -1,4 +1,4 @@
-//! The `fifo` scenario (BENCHMARKS.md): a DeltaFIFO whose known objects are an indexer (Replaced
+//! The `fifo` scenario (see the crate README): a DeltaFIFO whose known objects are an indexer (Replaced
 //! deltas on), fed by one producer — `add` for all n ConfigMaps (gen 0), then `updates` updates
 //! cycling over them (object j % n, gen 1 + j / n) — and drained by one consumer that applies
 //! every delta to the indexer (update if the key exists, else add) as kcache's informer does:

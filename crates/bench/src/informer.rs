@@ -1,4 +1,4 @@
-//! The `informer` scenario (BENCHMARKS.md): a typed ConfigMap informer over all namespaces, from
+//! The `informer` scenario (see the crate README): a typed ConfigMap informer over all namespaces, from
 //! a `SharedInformerFactory` on a client whose QPS limits are raised to 1000/1000 (as cgbench's),
 //! with one handler counting adds and updates. `sync_seconds` runs from `start` until
 //! `has_synced`; then, with `--expect-updates N`, `update_seconds` runs until N update

@@ -1,5 +1,6 @@
-//! kcache-bench: kcache's side of the side-by-side benchmarks with client-go's `cgbench`
-//! (`shared/BENCHMARKS.md`). One subcommand per scenario; each prints one JSON line.
+//! kcache-bench: kcache's side of the side-by-side benchmarks with client-go's `cgbench` (the
+//! scenarios are listed in the crate README). One subcommand per scenario; each prints one JSON
+//! line.
 //!
 //! Adding a scenario: a module with an `Args` struct (clap) and a `run(Args)`, plus one variant
 //! in [`Scenario`] and one match arm in `main`.

@@ -1,4 +1,4 @@
-//! The `podsync` scenario (BENCHMARKS.md): the informer machinery alone, no network. The list
+//! The `podsync` scenario (see the crate README): the informer machinery alone, no network. The list
 //! call reads and decodes the cgbench `podlist` fixture into [`CompactObject`]s; the watch is an
 //! in-memory channel. Indexes `namespace`, `node` (spec.nodeName) and `app` (label); `handlers`
 //! handlers count notifications. Measures the time until the informer has synced and every
@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use kcache_compact::{CompactObject, CompactValue};
 use kcache_core::{
-    CompactObject, CompactValue, Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent,
-    WatchParams, WatchStream,
+    Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent, WatchParams, WatchStream,
 };
 use kcache_informer::{InformerOptions, ResourceEventHandlerFuncs, SharedIndexInformer};
 use kcache_reflector::WatchListMode;

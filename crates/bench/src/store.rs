@@ -1,4 +1,4 @@
-//! The `store` scenario (BENCHMARKS.md): an indexer keyed `namespace/name` with the `namespace`
+//! The `store` scenario (see the crate README): an indexer keyed `namespace/name` with the `namespace`
 //! index and an `app` label index; insert n typed ConfigMaps (gen 0), update all n (gen 1), then n
 //! `by_index("app", "app-{i % 1000}")` look-ups. Objects are built before the clock starts, as in
 //! cgbench; the look-up loop formats its value string inside the clock, as cgbench's does.

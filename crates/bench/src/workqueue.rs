@@ -1,4 +1,4 @@
-//! The `workqueue` scenario (BENCHMARKS.md): one producer calls `add` `adds` times on keys
+//! The `workqueue` scenario (see the crate README): one producer calls `add` `adds` times on keys
 //! `default/object-{i % keys}`; `workers` OS threads loop `get_blocking` → count → `forget` →
 //! `done`; after the last add the producer shuts the queue down and waits for every worker to
 //! see the shutdown (queued items are still handed out). The queue is a `RateLimitingQueue`.

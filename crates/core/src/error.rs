@@ -19,10 +19,10 @@ pub enum Error {
     #[error("the API server said {0}")]
     Api(Box<Status>),
     /// No connection could be made (refused, reset, DNS, TLS handshake).
-    #[error("cannot connect: {0}")]
+    #[error("cannot connect")]
     Connect(#[source] BoxError),
     /// The request or its response body failed mid-way.
-    #[error("request failed: {0}")]
+    #[error("request failed")]
     Request(#[source] BoxError),
     /// A response could not be decoded (malformed JSON, wrong type, oversized object).
     #[error("cannot decode {what}: {message}")]

@@ -1,9 +1,6 @@
 #![doc = include_str!("../README.md")]
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 mod boxed;
-mod compact;
 mod dynamic;
 mod error;
 mod event;
@@ -13,7 +10,9 @@ mod key;
 mod list;
 mod meta;
 mod object;
+mod pager;
 mod params;
+mod report;
 mod resource;
 pub mod selector;
 mod status;
@@ -21,7 +20,6 @@ mod tombstone;
 mod traits;
 
 pub use boxed::BoxListerWatcher;
-pub use compact::{CompactMap, CompactObject, CompactValue};
 pub use dynamic::DynamicObject;
 pub use error::{BoxError, Error};
 pub use event::{Bookmark, WatchEvent, INITIAL_EVENTS_END_ANNOTATION};
@@ -31,7 +29,9 @@ pub use key::{split_meta_namespace_key, KeyFormatError, ObjectKey};
 pub use list::ObjectList;
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
 pub use object::Object;
+pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
+pub use report::ErrorChain;
 pub use resource::{ApiResource, Resource};
 pub use status::{Status, StatusCause, StatusDetails, CAUSE_RESOURCE_VERSION_TOO_LARGE};
 pub use tombstone::DeletedFinalStateUnknown;

@@ -10,7 +10,7 @@ pub enum Error {
     #[error("DeltaFIFO: manipulating with closed queue")]
     Closed,
     /// The transformer rejected an object; nothing was queued for it.
-    #[error("DeltaFIFO: the transformer failed on {key}: {source}")]
+    #[error("DeltaFIFO: the transformer failed on {key}")]
     Transform {
         /// The key of the object the transformer failed on.
         key: ObjectKey,
@@ -26,6 +26,6 @@ pub enum Error {
 impl From<Error> for kcache_core::Error {
     /// A reflector sees FIFO failures as store write failures.
     fn from(e: Error) -> Self {
-        kcache_core::Error::Store(e.to_string())
+        kcache_core::Error::Store(kcache_core::ErrorChain(&e).to_string())
     }
 }

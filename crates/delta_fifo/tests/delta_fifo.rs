@@ -427,10 +427,10 @@ fn transformer_error_queues_nothing() {
         ..Default::default()
     });
     let err = f.replace(vec![obj("a", 1), obj("b", -1)], "0").unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "DeltaFIFO: the transformer failed on b: negative"
-    );
+    // What failed in Display, the transformer's own error as the source.
+    assert_eq!(err.to_string(), "DeltaFIFO: the transformer failed on b");
+    let source = std::error::Error::source(&err).map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("negative"));
     assert!(f.is_empty());
     assert!(!f.has_synced());
     assert!(f.add(obj("c", -2)).is_err());

@@ -1,6 +1,4 @@
 #![doc = include_str!("../README.md")]
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 mod error;
 mod factory;

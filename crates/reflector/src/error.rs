@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use kcache_core::Error;
+use kcache_core::{Error, ErrorChain};
 
 use crate::ReflectorHandle;
 
@@ -13,10 +13,10 @@ use crate::ReflectorHandle;
 pub enum ReflectorError {
     /// The list failed (after the retry at resourceVersion "" an expired or too-large
     /// resourceVersion gets).
-    #[error("failed to list: {0}")]
+    #[error("failed to list")]
     List(#[source] Error),
     /// The watch could not be started, or its stream failed (an `ERROR` event or a broken body).
-    #[error("watch failed: {0}")]
+    #[error("watch failed")]
     Watch(#[source] Error),
     /// The watch ended within a second without delivering anything: the server is likely
     /// refusing it, so the reflector relists instead of re-watching in a tight loop.
@@ -25,10 +25,10 @@ pub enum ReflectorError {
     )]
     VeryShortWatch,
     /// The store rejected the listed content.
-    #[error("unable to sync list result: {0}")]
+    #[error("unable to sync list result")]
     Replace(#[source] Error),
     /// The store failed a periodic resync.
-    #[error("resync failed: {0}")]
+    #[error("resync failed")]
     Resync(#[source] Error),
     /// A watch-list did not deliver its `k8s.io/initial-events-end` bookmark in time.
     #[error("no initial-events-end bookmark after {0:?}")]
@@ -63,8 +63,8 @@ pub type WatchErrorHandler = dyn Fn(&ReflectorHandle, &ReflectorError) + Send + 
 /// never reported (client-go's silent `io.EOF`).
 pub fn default_watch_error_handler(reflector: &ReflectorHandle, err: &ReflectorError) {
     if err.is_expired() {
-        tracing::debug!(reflector = reflector.name(), error = %err, "watch closed");
+        tracing::debug!(reflector = reflector.name(), error = %ErrorChain(err), "watch closed");
     } else {
-        tracing::warn!(reflector = reflector.name(), error = %err, "failed to watch");
+        tracing::warn!(reflector = reflector.name(), error = %ErrorChain(err), "failed to watch");
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use kcache_core::{Error, Object, ReflectorStore, WatchEvent, WatchStream};
+use kcache_core::{Error, ErrorChain, Object, ReflectorStore, WatchEvent, WatchStream};
 use tokio::time::Instant;
 
 use crate::ReflectorError;
@@ -58,11 +58,11 @@ where
         let event = match item {
             Ok(event) => event,
             Err(e @ Error::Decode { .. }) => {
-                tracing::warn!(reflector = name, error = %e, "skipping undecodable watch event");
+                tracing::warn!(reflector = name, error = %ErrorChain(&e), "skipping undecodable watch event");
                 continue;
             }
             Err(e @ (Error::Request(_) | Error::Connect(_))) => {
-                tracing::debug!(reflector = name, error = %e, "watch body broke, ending the watch");
+                tracing::debug!(reflector = name, error = %ErrorChain(&e), "watch body broke, ending the watch");
                 break;
             }
             Err(e) => return Err(ReflectorError::Watch(e)),
@@ -130,7 +130,7 @@ where
         ObjectOp::Delete => sink.delete(obj),
     };
     if let Err(e) = result {
-        tracing::error!(reflector = name, ?op, error = %e, "unable to apply watch event to the store");
+        tracing::error!(reflector = name, ?op, error = %ErrorChain(&e), "unable to apply watch event to the store");
     }
     Some(rv)
 }

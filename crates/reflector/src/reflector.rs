@@ -5,7 +5,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use kcache_core::{
-    Error, ListParams, ListerWatcher, Object, ObjectKey, ReflectorStore, WatchParams, WatchStream,
+    Error, ErrorChain, ListPager, ListParams, ListerWatcher, Object, ObjectKey, PagedList,
+    ReflectorStore, WatchParams, WatchStream, DEFAULT_PAGE_SIZE,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -14,7 +15,6 @@ use crate::error::{default_watch_error_handler, WatchErrorHandler};
 use crate::events::apply_stream;
 use crate::handle::{Counter, Shared};
 use crate::options::DEFAULT_MIN_WATCH_TIMEOUT;
-use crate::pager::{ListPager, DEFAULT_PAGE_SIZE};
 use crate::{ReflectorError, ReflectorHandle, ReflectorOptions, WatchListMode};
 
 /// Keeps a [`ReflectorStore`] in step with the server through a [`ListerWatcher`]: list (or
@@ -160,14 +160,15 @@ where
         if rv == "0" && listed.paginated {
             state.paginated_result = true;
         }
-        self.replace(listed.items, &listed.resource_version)
+        let rv = listed.list.resource_version().to_string();
+        self.replace(listed.list.items, &rv)
     }
 
     async fn list_at(
         &self,
         rv: &str,
         state: &PassState,
-    ) -> Result<crate::PagedList<K>, kcache_core::Error> {
+    ) -> Result<PagedList<Arc<K>>, kcache_core::Error> {
         let page_size = match self.options.page_size {
             Some(size) => size,
             None if state.paginated_result || rv.is_empty() || rv == "0" => DEFAULT_PAGE_SIZE,
@@ -179,9 +180,8 @@ where
             field_selector: self.options.field_selector.clone(),
             ..ListParams::default()
         };
-        ListPager::new(&self.lister)
-            .with_page_size(page_size)
-            .list(params)
+        ListPager::new(page_size)
+            .list_mapped(&self.lister, &params, Arc::new)
             .await
     }
 
@@ -265,7 +265,7 @@ where
                     match self.lister.watch(&params).await {
                         Ok(s) => s,
                         Err(e) if e.is_too_many_requests() || e.is_connect() => {
-                            tracing::debug!(reflector = name, error = %e, "watch failed, backing off");
+                            tracing::debug!(reflector = name, error = %ErrorChain(&e), "watch failed, backing off");
                             tokio::time::sleep(state.backoff.next_delay()).await;
                             continue;
                         }

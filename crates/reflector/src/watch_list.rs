@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kcache_core::{
-    Error, ListerWatcher, Object, ObjectKey, ReflectorStore, ResourceVersionMatch, WatchParams,
-    WatchStream,
+    Error, ErrorChain, ListerWatcher, Object, ObjectKey, ReflectorStore, ResourceVersionMatch,
+    WatchParams, WatchStream,
 };
 use parking_lot::Mutex;
 use tokio::time::Instant;
@@ -83,7 +83,7 @@ where
             if unsupported && self.options.watch_list == WatchListMode::Auto {
                 state.watch_list_unsupported = true;
             }
-            tracing::debug!(reflector = self.shared.name(), error = %e, unsupported,
+            tracing::debug!(reflector = self.shared.name(), error = %ErrorChain(e), unsupported,
                 "watch-list failed, falling back to list");
         }
         result
@@ -156,7 +156,7 @@ where
             return false;
         };
         if e.is_too_many_requests() || e.is_connect() {
-            tracing::debug!(reflector = self.shared.name(), error = %e, "watch-list failed, backing off");
+            tracing::debug!(reflector = self.shared.name(), error = %ErrorChain(e), "watch-list failed, backing off");
             tokio::time::sleep(state.backoff.next_delay()).await;
             return true;
         }

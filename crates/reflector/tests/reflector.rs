@@ -23,7 +23,9 @@ fn record_errors(r: &mut TestReflector) -> Arc<Mutex<Vec<String>>> {
     let errors = Arc::new(Mutex::new(Vec::new()));
     let sink = errors.clone();
     r.set_watch_error_handler(move |_, e: &ReflectorError| {
-        sink.lock().unwrap().push(e.to_string())
+        sink.lock()
+            .unwrap()
+            .push(kcache_core::ErrorChain(e).to_string())
     });
     errors
 }

@@ -4,7 +4,7 @@
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The listener could not be bound (port in use, no permission).
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address asked for.
         addr: std::net::SocketAddr,

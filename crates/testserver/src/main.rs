@@ -99,7 +99,7 @@ async fn main() -> ExitCode {
     match run(Args::parse()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("kcache-testserver: {e}");
+            eprintln!("kcache-testserver: {}", kcache_core::ErrorChain(&e));
             ExitCode::FAILURE
         }
     }

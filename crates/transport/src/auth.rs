@@ -199,7 +199,10 @@ mod tests {
         auth.unauthorized().await;
         let e = auth.authorization().await.unwrap_err();
         assert!(
-            e.is_connect() && e.to_string().contains("cannot read token file"),
+            e.is_connect()
+                && kcache_core::ErrorChain(&e)
+                    .to_string()
+                    .contains("cannot read token file"),
             "{e}"
         );
     }
@@ -297,7 +300,8 @@ mod tests {
         assert_eq!(runs(), 4);
         std::fs::write(dir.path().join("fail"), "").unwrap();
         auth.unauthorized().await;
-        let e = auth.authorization().await.unwrap_err().to_string();
+        let e = auth.authorization().await.unwrap_err();
+        let e = kcache_core::ErrorChain(&e).to_string();
         assert!(
             e.contains("plugin failure requested") && e.contains("see the fixture"),
             "{e}"
@@ -305,7 +309,10 @@ mod tests {
         let missing = exec_auth(dir.path(), "no-such-plugin");
         let e = missing.authorization().await.unwrap_err();
         assert!(
-            e.is_connect() && e.to_string().contains("cannot run"),
+            e.is_connect()
+                && kcache_core::ErrorChain(&e)
+                    .to_string()
+                    .contains("cannot run"),
             "{e}"
         );
     }

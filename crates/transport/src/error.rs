@@ -10,7 +10,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum ConfigError {
     /// A file could not be read.
-    #[error("cannot read {what} {path}: {source}")]
+    #[error("cannot read {what} {path}")]
     Read {
         /// What the file is, e.g. "kubeconfig" or "certificate-authority".
         what: &'static str,

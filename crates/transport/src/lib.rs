@@ -1,6 +1,4 @@
 #![doc = include_str!("../README.md")]
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 mod api;
 mod auth;
@@ -9,7 +7,6 @@ pub mod config;
 pub mod decode;
 mod error;
 mod lister_watcher;
-mod pager;
 mod params;
 mod ratelimit;
 mod secret;
@@ -20,7 +17,8 @@ pub use client::{Client, ListItems};
 pub use config::kubeconfig::Kubeconfig;
 pub use config::{AuthConfig, Config, Identity, KubeConfigOptions};
 pub use error::ConfigError;
-pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
+/// client-go's `tools/pager`, from kcache-core: pages any `ListerWatcher`, an [`Api`] included.
+pub use kcache_core::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy};
 pub use ratelimit::RateLimiter;
 pub use secret::Secret;

@@ -161,7 +161,10 @@ async fn watch_stream_ends_cleanly_and_delivers_events_before_an_error() {
         WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(broken), 1 << 20);
     assert!(matches!(s.next().await, Some(Ok(_))));
     let e = s.next().await.unwrap().unwrap_err();
-    assert!(matches!(e, kcache_core::Error::Request(_)) && e.to_string().contains("reset"));
+    assert!(
+        matches!(e, kcache_core::Error::Request(_))
+            && kcache_core::ErrorChain(&e).to_string().contains("reset")
+    );
 }
 
 const LIST_META_FIRST: &str = r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42","continue":"tok","remainingItemCount":7},"items":[{"metadata":{"name":"a","namespace":"n"},"data":{"x":"]\"["}},{"metadata":{"name":"b"}} , {"metadata":{"name":"c"}}]}"#;

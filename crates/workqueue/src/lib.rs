@@ -9,8 +9,6 @@
 //!   ([`PrometheusMetricsProvider`] with feature `prometheus`).
 //! - [`parallelize_until`]: client-go's `ParallelizeUntil`.
 //! - [`PriorityQueue`]: controller-runtime's priority queue.
-#![deny(missing_docs)]
-#![forbid(unsafe_code)]
 
 mod delaying;
 mod engine;

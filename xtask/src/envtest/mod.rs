@@ -1,6 +1,7 @@
-//! The envtest tier: starts etcd and kube-apiserver from `KUBEBUILDER_ASSETS` (built by
-//! `shared/tools/envtest-assets.sh`), writes a kubeconfig, and runs every integration test
-//! target with `KCACHE_TEST_KUBECONFIG` pointing at it. Both processes are always stopped.
+//! The envtest tier: starts etcd and kube-apiserver from `KUBEBUILDER_ASSETS` (a directory with
+//! both binaries, as controller-runtime's `setup-envtest` installs them), writes a kubeconfig,
+//! and runs every integration test target with `KCACHE_TEST_KUBECONFIG` pointing at it. Both
+//! processes are always stopped.
 
 pub(crate) mod certs;
 pub(crate) mod control_plane;
@@ -24,7 +25,7 @@ pub fn run() -> Result<(), String> {
 /// The `KUBEBUILDER_ASSETS` directory, checked to hold etcd and kube-apiserver.
 pub(crate) fn assets() -> Result<PathBuf, String> {
     let assets = std::env::var("KUBEBUILDER_ASSETS").map_err(|_| {
-        "KUBEBUILDER_ASSETS is not set: run shared/tools/envtest-assets.sh and export what it prints".to_string()
+        "KUBEBUILDER_ASSETS is not set: point it at a directory with etcd and kube-apiserver (`setup-envtest use -p path 1.20.2` prints one)".to_string()
     })?;
     let assets = PathBuf::from(assets);
     for bin in ["etcd", "kube-apiserver"] {

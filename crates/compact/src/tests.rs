@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::value::interned_entries;
 use super::{CompactObject, CompactValue};
-use crate::{Object, ObjectKey};
+use kcache_core::{Object, ObjectKey};
 
 fn pod(name: &str, node: &str) -> serde_json::Value {
     json!({

@@ -1,6 +1,6 @@
 //! Property: any JSON value survives CompactValue losslessly (as serde_json::Value sees it).
 
-use kcache_core::CompactValue;
+use kcache_compact::CompactValue;
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -1,4 +1,11 @@
 //! A weakly held, sharded hash-consing table: one canonical `Arc` per distinct value.
+//!
+//! Children are interned before their parent, so a node is hashed and compared by its
+//! children's addresses, in O(node) and not O(subtree). The tables hold `Weak`s and never keep a
+//! value alive; entries of dropped values are pruned whenever a table shard would grow, which
+//! bounds a shard to about twice its live entries. Values are immutable, so sharing is
+//! invisible: a changed copy (`CompactObject::with_resource_version`,
+//! `CompactValue::with_member`) rebuilds only the path from the root to the change.
 
 use std::sync::{Arc, LazyLock, Weak};
 

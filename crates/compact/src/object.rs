@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::interner::{Interner, HASHER};
 use super::value::{intern_str, CompactMap, CompactValue};
-use crate::{Error, Object};
+use kcache_core::{Error, Object};
 
 /// Label and annotation maps, one per distinct interned map node.
 static STRING_MAPS: LazyLock<Interner<StringMap>> = LazyLock::new(Interner::new);
