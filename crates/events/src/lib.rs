@@ -22,8 +22,8 @@
 //!   aggregation does for `core/v1`; the aggregator therefore runs only on the `core/v1` path.
 //!   The spam filter guards both, but only writes: a repeat counted into an open series is
 //!   never filtered, so counts stay true.
-//! - Shutting down writes the queued events and the counts of series that moved since last
-//!   written (client-go drops both).
+//! - Shutting down writes the queued events (each tried once) and the counts of series that
+//!   moved since last written (client-go's `Shutdown` leaves those counts unwritten).
 
 mod broadcaster;
 mod client;
