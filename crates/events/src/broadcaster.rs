@@ -41,7 +41,12 @@ impl std::fmt::Debug for EventBroadcaster {
 
 impl EventBroadcaster {
     /// Starts writing through `client` (client-go's `NewBroadcaster` +
-    /// `StartRecordingToSink`). Must be called within a tokio runtime.
+    /// `StartRecordingToSink`).
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime (the writer task is spawned on the current one), as
+    /// `tokio::spawn` does.
     pub fn start<C: EventClient>(client: C, options: BroadcasterOptions) -> EventBroadcaster {
         let (tx, rx) = mpsc::channel(options.queue_capacity.max(1));
         let (stop, stop_rx) = watch::channel(false);

@@ -65,8 +65,8 @@ impl EventRecorder {
     /// Records an event about `regarding` (client-go's `Eventf`). `note` is anything
     /// displayable: a `&str`, a `String`, or `format_args!("Resource {name:?} already exists")`
     /// (formatted only up to the 1 KiB the server accepts). `reason` and `action` longer than
-    /// 128 bytes are truncated; empty ones (the server requires both) drop the event with an
-    /// error log, counted in [`BroadcasterStats::invalid`](crate::BroadcasterStats::invalid).
+    /// 128 bytes are truncated; empty ones, or a `regarding` without a name (the server
+    /// requires all three), drop the event with an error log, counted in [`BroadcasterStats::invalid`](crate::BroadcasterStats::invalid).
     pub fn eventf(
         &self,
         regarding: &ObjectReference,
@@ -76,11 +76,13 @@ impl EventRecorder {
         action: &str,
         note: impl std::fmt::Display,
     ) {
-        let missing = match (reason.is_empty(), action.is_empty()) {
-            (true, _) => Some("reason"),
-            (_, true) => Some("action"),
-            _ => None,
-        };
+        let missing = [
+            ("regarding.name", regarding.name.is_empty()),
+            ("reason", reason.is_empty()),
+            ("action", action.is_empty()),
+        ]
+        .into_iter()
+        .find_map(|(field, empty)| empty.then_some(field));
         if let Some(field) = missing {
             Counters::inc(&self.inner.counters.invalid);
             tracing::error!(
@@ -95,12 +97,16 @@ impl EventRecorder {
         match self.inner.tx.try_send(event) {
             Ok(()) => Counters::inc(&self.inner.counters.recorded),
             Err(TrySendError::Full(e)) => {
-                Counters::inc(&self.inner.counters.dropped);
-                tracing::warn!(
-                    regarding = %e.regarding.name,
-                    reason = %e.reason,
-                    "event queue full: event dropped"
-                );
+                // One line for the first drop and every hundredth: a flood stays readable.
+                let dropped = Counters::inc_get(&self.inner.counters.dropped);
+                if dropped == 1 || dropped % 100 == 0 {
+                    tracing::warn!(
+                        regarding = %e.regarding.name,
+                        reason = %e.reason,
+                        dropped,
+                        "event queue full: event dropped"
+                    );
+                }
             }
             Err(TrySendError::Closed(e)) => {
                 Counters::inc(&self.inner.counters.dropped);

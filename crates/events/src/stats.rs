@@ -22,6 +22,11 @@ impl Counters {
         c.fetch_add(1, Relaxed);
     }
 
+    /// Adds one; returns the new count.
+    pub(crate) fn inc_get(c: &AtomicU64) -> u64 {
+        c.fetch_add(1, Relaxed) + 1
+    }
+
     pub(crate) fn snapshot(&self) -> BroadcasterStats {
         BroadcasterStats {
             recorded: self.recorded.load(Relaxed),
@@ -42,7 +47,7 @@ pub struct BroadcasterStats {
     pub recorded: u64,
     /// Events dropped because the queue was full (or the broadcaster shut down).
     pub dropped: u64,
-    /// Events refused because a required field (reason, action) was empty.
+    /// Events refused because a required field (regarding name, reason, action) was empty.
     pub invalid: u64,
     /// Events the spam filter kept from the server.
     pub filtered: u64,

@@ -321,12 +321,20 @@ async fn fields_are_cut_to_what_the_server_accepts() {
     );
     r.eventf(&foo("a"), None, EventType::Normal, "", "Reconcile", "x");
     r.eventf(&foo("a"), None, EventType::Normal, "Synced", "", "x");
+    r.eventf(
+        &foo(""),
+        None,
+        EventType::Normal,
+        "Synced",
+        "Reconcile",
+        "x",
+    );
     handled(&b, 1).await;
     let e = client.events().pop().unwrap();
     assert_eq!(e.reason.len(), 128);
     assert_eq!(e.action.len(), 128);
     assert_eq!(e.note.len(), 1024);
-    assert_eq!(b.stats().invalid, 2);
+    assert_eq!(b.stats().invalid, 3);
     assert_eq!(b.stats().recorded, 1);
 }
 
