@@ -278,6 +278,8 @@ fn running_summary(running: &Running, started: Instant) {
             pod_labels.join(",")
         );
     }
+    let events = ctl.events().broadcaster();
+    println!("events ({:?}): {:?}", events.api(), events.stats());
     if let Some(sim) = &running.simulator {
         println!(
             "simulated kube-controller-manager: {} Deployment status updates",

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::deployment::{
     available_replicas, controller_of, is_controlled_by, new_deployment, spec_replicas,
 };
+use super::events::FooEvents;
 use super::foo::{Foo, FooStatus};
 use super::SampleError;
 
@@ -70,6 +71,7 @@ pub struct Controller {
     deployments: SharedIndexInformer<Deployment>,
     queue: RateLimitingQueue<ObjectKey>,
     stats: Mutex<BTreeMap<ObjectKey, SyncStats>>,
+    events: FooEvents,
 }
 
 impl Controller {
@@ -90,6 +92,7 @@ impl Controller {
         })?;
 
         Ok(Arc::new(Controller {
+            events: FooEvents::start(client.clone()),
             client,
             foos,
             deployments,
@@ -106,6 +109,11 @@ impl Controller {
     /// The Deployment informer.
     pub fn deployments(&self) -> &SharedIndexInformer<Deployment> {
         &self.deployments
+    }
+
+    /// The Events recorded on Foos.
+    pub fn events(&self) -> &FooEvents {
+        &self.events
     }
 
     /// The workqueue of Foo keys.
@@ -217,7 +225,7 @@ impl Controller {
         };
         if !is_controlled_by(&deployment, &foo) {
             let msg = message_resource_exists(name);
-            event(&foo, "Warning", ERR_RESOURCE_EXISTS, &msg);
+            self.events.resource_exists(&foo, &msg);
             return Err(SampleError::ResourceExists(msg));
         }
         let deployment = match foo.spec.replicas {
@@ -237,7 +245,7 @@ impl Controller {
             _ => deployment,
         };
         self.update_foo_status(&foo, &deployment).await?;
-        event(&foo, "Normal", SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED);
+        self.events.synced(&foo);
         Ok(SyncOutcome::Synced)
     }
 
@@ -334,10 +342,4 @@ fn write_params() -> PostParams {
         field_manager: Some(CONTROLLER_AGENT_NAME.into()),
         ..PostParams::default()
     }
-}
-
-/// What sample-controller's `EventRecorder` would post as an Event on the Foo; logged here.
-fn event(foo: &Foo, type_: &str, reason: &str, message: &str) {
-    let foo = ObjectKey::of(foo);
-    tracing::info!(target: "event", foo = foo.as_str(), r#type = type_, reason, "{message}");
 }

@@ -9,6 +9,7 @@
 pub mod controller;
 pub mod crd;
 pub mod deployment;
+pub mod events;
 pub mod foo;
 pub mod running;
 pub mod simulator;

@@ -67,6 +67,7 @@ impl Running {
             .controller_task
             .await
             .unwrap_or_else(|e| Err(SampleError::Task(e.to_string())));
+        self.controller.events().shutdown().await;
         if let Some(t) = self.simulator_task {
             if let Err(e) = t.await {
                 tracing::error!("the simulated deployment controller failed: {e}");

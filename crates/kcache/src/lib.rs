@@ -32,6 +32,10 @@ pub use kcache_transport as transport;
 #[cfg(feature = "compact")]
 pub use kcache_compact as compact;
 
+/// client-go's event recorder and broadcaster ([`kcache-events`](kcache_events)).
+#[cfg(feature = "events")]
+pub use kcache_events as events;
+
 /// The embedded Kubernetes API server for tests ([`kcache-testserver`](kcache_testserver)).
 #[cfg(feature = "testserver")]
 pub use kcache_testserver as testserver;

@@ -14,7 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kcache_core::{Object, ObjectKey};
 use kcache_testserver::TestCluster;
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use sample_controller::controller::{message_resource_exists, Controller, SyncOutcome};
 use sample_controller::deployment::new_deployment;
@@ -31,6 +31,17 @@ fn cached_foo(ctl: &Controller, key: &ObjectKey) -> Option<std::sync::Arc<Foo>> 
 
 fn cached_deployment(ctl: &Controller, key: &ObjectKey) -> Option<std::sync::Arc<Deployment>> {
     ctl.deployments().indexer().get_by_key(key.as_str())
+}
+
+/// The events.k8s.io/v1 Events with `reason` about the Foo `name`.
+async fn events_on(cluster: &TestCluster, ns: &str, name: &str, reason: &str) -> Vec<Value> {
+    let path = format!(
+        "/apis/events.k8s.io/v1/namespaces/{ns}/events\
+         ?fieldSelector=regarding.kind%3DFoo,regarding.name%3D{name},reason%3D{reason}"
+    );
+    let resp = cluster.client().get(&path).await.expect("list events");
+    assert_eq!(resp.status, 200, "{path}: {}", resp.body);
+    resp.body["items"].as_array().cloned().unwrap_or_default()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -135,6 +146,37 @@ async fn sample_controller_reconciles_foos() {
     assert_eq!(d.status.and_then(|s| s.available_replicas), Some(3));
     assert_eq!(foos.get("owned").await.unwrap().available_replicas(), 3);
 
+    // Each sync recorded a `Synced` Event on the Foo; syncs of an unchanged Foo (here: its
+    // Deployment touched) repeat it, which makes a series.
+    wait_until("a Synced event on Foo owned", LIMIT, async || {
+        !events_on(&cluster, &ns, "owned", "Synced").await.is_empty()
+    })
+    .await
+    .unwrap();
+    let synced = events_on(&cluster, &ns, "owned", "Synced").await;
+    assert_eq!(synced[0]["note"], "Foo synced successfully");
+    assert_eq!(synced[0]["type"], "Normal");
+    assert_eq!(synced[0]["regarding"]["kind"], "Foo");
+    assert_eq!(synced[0]["reportingController"], "sample-controller");
+    let mut touches = 0u32;
+    wait_until("a Synced series on Foo owned", LIMIT, async || {
+        if touches % 10 == 0 {
+            let label = json!({"metadata": {"labels": {"touched": touches.to_string()}}});
+            let touch = Patch::Merge(label);
+            deployments
+                .patch("owned-nginx", &PatchParams::default(), &touch)
+                .await
+                .expect("touch owned-nginx");
+        }
+        touches += 1;
+        let synced = events_on(&cluster, &ns, "owned", "Synced").await;
+        synced
+            .iter()
+            .any(|e| e["series"]["count"].as_i64() >= Some(2))
+    })
+    .await
+    .unwrap();
+
     // A deleted Deployment is recreated (its delete event enqueues the owning Foo).
     let old_uid = d.metadata.uid.clone();
     deployments
@@ -183,6 +225,18 @@ async fn sample_controller_reconciles_foos() {
     assert_eq!(d.metadata.owner_references, None, "not adopted");
     assert_eq!(d.spec.replicas, Some(2), "not scaled");
     assert_eq!(foos.get("clash").await.unwrap().status, None);
+    wait_until(
+        "an ErrResourceExists event on Foo clash",
+        LIMIT,
+        async || {
+            let refused = events_on(&cluster, &ns, "clash", "ErrResourceExists").await;
+            refused.iter().any(|e| {
+                e["type"] == "Warning" && e["note"] == message_resource_exists("taken").as_str()
+            })
+        },
+    )
+    .await
+    .unwrap();
 
     // Deleting a Foo: the worker finds it gone and the key leaves the queue without error.
     foos.delete("owned", &DeleteParams::default())
@@ -202,6 +256,8 @@ async fn sample_controller_reconciles_foos() {
     assert!(stats.synced > 0 && stats.gone > 0, "{stats:?}");
 
     running.shutdown().await.expect("clean shutdown");
+    let events = ctl.events().broadcaster().stats();
+    assert_eq!((events.failed, events.dropped), (0, 0), "{events:?}");
     if cluster.is_real() {
         // Best effort: a real cluster is shared between runs (the CRD stays for the next one).
         if let Err(e) = cluster

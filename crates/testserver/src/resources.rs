@@ -146,6 +146,28 @@ fn builtins() -> Vec<ResourceInfo> {
                 "type",
             ],
         ),
+        // The real server maps these onto core/v1 Event fields (pkg/apis/events/v1
+        // conversion.go); here the two APIs keep separate objects.
+        b(
+            "events.k8s.io",
+            "Event",
+            "events",
+            true,
+            &[],
+            (false, false),
+            &[
+                "regarding.kind",
+                "regarding.namespace",
+                "regarding.name",
+                "regarding.uid",
+                "regarding.apiVersion",
+                "regarding.resourceVersion",
+                "regarding.fieldPath",
+                "reportingController",
+                "reason",
+                "type",
+            ],
+        ),
         b(
             "coordination.k8s.io",
             "Lease",
