@@ -9,6 +9,7 @@ mod cluster;
 mod config;
 mod error;
 mod faults;
+mod fieldmanager;
 mod handlers;
 mod kubeconfig;
 mod meta;
@@ -20,6 +21,7 @@ mod server;
 mod state;
 mod storage;
 mod tls;
+mod tokens;
 mod validation;
 
 pub use client::{RawClient, RawResponse, WatchReader};

@@ -76,23 +76,34 @@ pub(crate) fn group(state: &ServerState, group: &str) -> ApiResult {
 }
 
 fn resource_doc(r: &ResourceInfo) -> Vec<Value> {
-    let verbs = json!([
-        "create",
-        "delete",
-        "deletecollection",
-        "get",
-        "list",
-        "patch",
-        "update",
-        "watch"
-    ]);
     let mut docs = vec![
         json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
-        "kind": r.api.kind, "verbs": verbs, "shortNames": r.short_names}),
+        "kind": r.api.kind, "verbs": r.special.verbs(), "shortNames": r.short_names}),
     ];
+    let sub = |name: &str, kind: &str, verbs: &[&str]| {
+        json!({"name": format!("{}/{name}", r.api.plural), "singularName": "", "namespaced": r.api.namespaced,
+            "kind": kind, "verbs": verbs})
+    };
     if r.has_status {
-        docs.push(json!({"name": format!("{}/status", r.api.plural), "singularName": "", "namespaced": r.api.namespaced,
-            "kind": r.api.kind, "verbs": ["get", "patch", "update"]}));
+        docs.push(sub("status", &r.api.kind, &["get", "patch", "update"]));
+    }
+    if r.scale.is_some() {
+        let mut d = sub("scale", "Scale", &["get", "patch", "update"]);
+        d["group"] = json!("autoscaling");
+        d["version"] = json!("v1");
+        docs.push(d);
+    }
+    match (r.api.group.as_str(), r.api.plural.as_str()) {
+        ("", "serviceaccounts") => {
+            let mut d = sub("token", "TokenRequest", &["create"]);
+            d["group"] = json!("authentication.k8s.io");
+            d["version"] = json!("v1");
+            docs.push(d);
+        }
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            docs.push(sub("approval", &r.api.kind, &["get", "patch", "update"]));
+        }
+        _ => {}
     }
     docs
 }
