@@ -79,9 +79,15 @@ async fn check_workload_scale(c: &TestCluster, ns: &str, kind: &str, plural: &st
 
     let missing = c.client().get(&format!("{base}/nope/scale")).await.unwrap();
     assert_eq!(missing.status, 404);
+    // As kube-apiserver 1.20 words it: statefulsets name the resource, the others the scale.
+    let scale_storage = if plural == "statefulsets" {
+        plural.to_string()
+    } else {
+        format!("{plural}/scale")
+    };
     assert_eq!(
         missing.body["message"],
-        format!("{plural}.apps \"nope\" not found")
+        format!("{scale_storage}.apps \"nope\" not found")
     );
 }
 

@@ -95,6 +95,18 @@ fn scale_of(paths: &ScalePaths, obj: &Value) -> Value {
     json!({"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": metadata, "spec": spec, "status": status})
 }
 
+/// 404 for a missing object, worded as kube-apiserver 1.20 words it: the deployments' and
+/// replicasets' scale storage names itself `deployments/scale.apps`; the statefulsets' and a
+/// custom resource's name the resource.
+fn not_found(res: &ResourceInfo, name: &str) -> ApiError {
+    if !res.builtin || res.api.plural == "statefulsets" {
+        return ApiError::not_found(res, name);
+    }
+    let mut scale = res.clone();
+    scale.api.plural = format!("{}/scale", res.api.plural);
+    ApiError::not_found(&scale, name)
+}
+
 /// The workload itself (the Scale is a view of it).
 fn object_target(t: &Target) -> Target {
     Target {
@@ -123,7 +135,7 @@ pub(crate) fn scale(
             .storage
             .get(res, &t.key())
             .map(|s| s.value())
-            .ok_or_else(|| ApiError::not_found(res, name))
+            .ok_or_else(|| not_found(res, name))
     };
     let wanted = match *method {
         Method::GET => return Ok(json_value(StatusCode::OK, &scale_of(paths, &current()?))),

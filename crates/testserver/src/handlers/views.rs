@@ -1,6 +1,7 @@
 //! Read-only views the API server computes rather than stores: `componentstatuses` (the
 //! control plane's health; like envtest, only etcd is there) and `apiservices` (one local
-//! APIService per served group/version, as kube-apiserver's autoregistration keeps them).
+//! APIService per served group/version, as kube-apiserver's autoregistration keeps them; like
+//! it, none for `apiregistration.k8s.io` itself).
 
 use std::sync::OnceLock;
 
@@ -38,7 +39,7 @@ fn component_statuses() -> Vec<Value> {
 /// get 1000/100.
 fn priority(group: &str, version: &str) -> (i64, i64) {
     let group_min = match group {
-        "" | "apiregistration.k8s.io" => 18000,
+        "" => 18000,
         "apps" => 17800,
         "events.k8s.io" => 17750,
         "authentication.k8s.io" => 17700,
@@ -63,6 +64,7 @@ fn api_services(state: &ServerState) -> Vec<Value> {
         .resources
         .all()
         .iter()
+        .filter(|r| r.api.group != "apiregistration.k8s.io")
         .map(|r| (r.api.group.clone(), r.api.version.clone(), r.builtin))
         .collect();
     gvs.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
