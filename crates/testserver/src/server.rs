@@ -93,7 +93,7 @@ impl TestServer {
                 .map_err(|s| Error::Request(s.to_string()))?;
         }
         server
-            .create_as(&services(), kubernetes_service(), SELF_MANAGER)
+            .create_as(&services(), kubernetes_service(addr.port()), SELF_MANAGER)
             .map_err(|s| Error::Request(s.to_string()))?;
         server.listen(listener);
         Ok(server)
@@ -307,12 +307,12 @@ fn services() -> ApiResource {
     }
 }
 
-/// The `default/kubernetes` Service kube-apiserver creates for itself (envtest's service
-/// range is 10.0.0.0/24, so its first address).
-fn kubernetes_service() -> Value {
+/// The `default/kubernetes` Service kube-apiserver creates for itself, targeting its own port
+/// (envtest's service range is 10.0.0.0/24, so its first address).
+fn kubernetes_service(port: u16) -> Value {
     serde_json::json!({"apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": 6443}],
+        "spec": {"ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}],
                  "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "type": "ClusterIP", "sessionAffinity": "None"}})
 }
 

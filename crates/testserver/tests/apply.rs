@@ -88,13 +88,54 @@ async fn writes_record_their_managers() {
             ),
         ]
     );
-    // A list holding one empty entry resets them.
+    // On a built-in type an empty list strips them...
+    let stripped = c
+        .client()
+        .patch(
+            &format!("{url}?fieldManager=editor"),
+            "application/merge-patch+json",
+            &json!({"metadata": {"managedFields": []}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(stripped.status, 200, "{}", stripped.body);
+    assert_eq!(owners(&stripped.body), []);
+    // An object without entries gets none from updates, only from an apply.
+    let again = c
+        .client()
+        .patch(
+            &format!("{url}?fieldManager=editor"),
+            "application/merge-patch+json",
+            &json!({"data": {"r": "1"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(owners(&again.body), []);
+    let applied = apply(
+        &c,
+        &format!("{url}?fieldManager=ssa"),
+        &json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "owned", "namespace": ns}, "data": {"n": "1"}}),
+    )
+    .await;
+    assert_eq!(applied.status, 200, "{}", applied.body);
+    assert_eq!(
+        owners(&applied.body),
+        [
+            owner("ssa", "Apply", json!({"f:data": {"f:n": {}}})),
+            owner(
+                "before-first-apply",
+                "Update",
+                json!({"f:data": {".": {}, "f:e": {}, "f:k": {}, "f:r": {}}})
+            ),
+        ]
+    );
+    // ...and so does a list holding one empty entry, this write's fields included.
     let reset = c
         .client()
         .patch(
             &format!("{url}?fieldManager=editor"),
             "application/merge-patch+json",
-            &json!({"metadata": {"managedFields": [{}]}}),
+            &json!({"metadata": {"managedFields": [{}]}, "data": {"s": "1"}}),
         )
         .await
         .unwrap();

@@ -49,10 +49,12 @@ impl Entry {
     }
 }
 
-/// Whether a written `managedFields` asks to reset them: an empty list, or one empty entry.
-pub(crate) fn is_reset(v: Option<&Value>) -> bool {
+/// Whether a written `managedFields` asks to strip them: a list holding one empty entry, or
+/// an empty list on a built-in type. (kube-apiserver 1.20 reads an empty list of a custom
+/// resource as no list at all, and keeps the live entries then.)
+pub(crate) fn is_reset(v: Option<&Value>, builtin: bool) -> bool {
     match v.and_then(Value::as_array).map(Vec::as_slice) {
-        Some([]) => true,
+        Some([]) => builtin,
         Some([only]) => only.as_object().is_some_and(|m| m.is_empty()),
         _ => false,
     }

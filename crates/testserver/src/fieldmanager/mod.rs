@@ -8,7 +8,8 @@
 //! fields of the applied configuration, merges it into the live object, removes the fields the
 //! manager applied last time and no longer applies when no other manager owns them, and
 //! answers 409 with one cause per field when it would change a field another manager owns
-//! (unless `force=true`, which takes those fields over).
+//! (unless `force=true`, which takes those fields over). `/scale` writes record nothing, as
+//! in 1.20.
 //!
 //! Where the real server differs: it runs defaulting before the field manager, so its
 //! entries also own defaulted fields; this server has no defaulting. It caps `Update`
@@ -104,7 +105,9 @@ fn put_managed(obj: &mut Value, entries: Vec<Entry>) {
 
 /// Records an update by `manager` that turns `live` (`None` for a create) into `new`, in
 /// `new`'s `managedFields`. Entries the request carries replace the live ones (a client may
-/// edit them); an empty list or one empty entry resets them; otherwise the live ones stay.
+/// edit them); a list holding one empty entry (or, on built-in types, an empty list) strips
+/// them, this write's included; otherwise (absent or undecodable) the live ones stay. Updates
+/// of an object without entries record none, as 1.20 does; creates always do.
 pub(crate) fn record_update(
     res: &ResourceInfo,
     live: Option<&Value>,
@@ -112,16 +115,20 @@ pub(crate) fn record_update(
     manager: &str,
 ) {
     let incoming = take_managed(new);
+    if is_reset(incoming.as_ref(), res.builtin) {
+        return;
+    }
+    let creating = live.is_none();
     let mut live = live.cloned().unwrap_or_else(|| json!({}));
     let live_entries = decode_entries(take_managed(&mut live).as_ref());
-    let mut entries = if is_reset(incoming.as_ref()) {
-        Vec::new()
-    } else {
-        decode_entries(incoming.as_ref())
-            .filter(|e| !e.is_empty())
-            .or(live_entries)
-            .unwrap_or_default()
-    };
+    let mut entries = decode_entries(incoming.as_ref())
+        .filter(|e| !e.is_empty())
+        .or(live_entries)
+        .unwrap_or_default();
+    if entries.is_empty() && !creating {
+        // An object whose fields nobody owns stays so until an apply (`skipNonAppliedManager`).
+        return;
+    }
     let c = compare(&live, new, shape(res));
     let changed = strip(c.changed());
     for e in &mut entries {
@@ -180,12 +187,13 @@ pub(crate) fn apply(
     let mut live = live.cloned().unwrap_or_else(|| json!({}));
     let mut entries = decode_entries(take_managed(&mut live).as_ref()).unwrap_or_default();
     if existed && entries.is_empty() {
+        // Everything already there belongs to one manager, as if it had created the object.
         entries.push(Entry {
             manager: "before-first-apply".into(),
             operation: Operation::Update,
             api_version: api_version.clone(),
             time: None,
-            fields: strip(field_set(&live, shape)),
+            fields: strip(compare(&json!({}), &live, shape).changed()),
         });
     }
     let mut merged = live.clone();

@@ -88,6 +88,35 @@ impl<'a> Shape<'a> {
         }
     }
 
+    /// Whether this is a struct field a built-in type's Go zero value already holds (a value,
+    /// not a pointer, in the Go type): it never appears or disappears by itself.
+    pub(crate) fn zero_value_struct(&self) -> bool {
+        self.typed()
+            && matches!(
+                self.name,
+                "metadata"
+                    | "spec"
+                    | "status"
+                    | "template"
+                    | "strategy"
+                    | "updateStrategy"
+                    | "jobTemplate"
+                    | "resources"
+                    | "roleRef"
+                    | "loadBalancer"
+                    | "user"
+                    | "nodeInfo"
+                    | "daemonEndpoints"
+                    | "kubeletEndpoint"
+            )
+    }
+
+    /// Whether this is a list field a built-in type's Go zero value holds as `null` (no
+    /// `omitempty`): only its items appear.
+    pub(crate) fn zero_value_list(&self) -> bool {
+        self.typed() && self.parent == "spec" && self.name == "containers"
+    }
+
     /// How a list at this shape is owned.
     pub(crate) fn list_kind(&self) -> ListKind {
         if !self.typed() {

@@ -123,19 +123,46 @@ fn diff(
         (Some(o), None) => (&mut c.removed, o),
         (Some(o), Some(n)) => return diff_both(o, n, shape, path, c),
     };
-    // A struct that appears is not itself a change (the Go zero value of a built-in type
-    // already has it); a map entry, list item or leaf is.
-    let appearing_struct = old.is_none()
+    subtree(present, shape, path, true, side);
+}
+
+/// Every node of a subtree that appears (or disappears): leaves, list items, lists and maps,
+/// and structs — except the struct fields a built-in type's Go zero value already has
+/// (`spec`, `template`, …) and its lists that are `null` there (`containers`), which appear
+/// only through what they hold. Inside a list item
+/// nothing exists in the zero value.
+fn subtree(v: &Value, shape: Shape<'_>, path: &mut Path, in_zero: bool, out: &mut FieldSet) {
+    let zero_struct = in_zero
         && matches!(path.last(), Some(Elem::Field(_)))
-        && present.as_object().is_some_and(|m| !m.is_empty())
-        && shape.object_kind(present) == ObjectKind::Struct;
-    if !appearing_struct {
-        side.insert(path.clone());
+        && v.as_object().is_some_and(|m| !m.is_empty())
+        && shape.object_kind(v) == ObjectKind::Struct
+        && shape.zero_value_struct();
+    let zero_list = in_zero
+        && matches!(path.last(), Some(Elem::Field(_)))
+        && v.is_array()
+        && shape.zero_value_list();
+    if !zero_struct && !zero_list && !path.is_empty() {
+        out.insert(path.clone());
     }
-    // Everything below a path that appears or disappears appears or disappears with it.
-    let mut below = FieldSet::new();
-    collect(present, shape, path, &mut below);
-    side.extend(below);
+    match v {
+        Value::Object(m) if shape.object_kind(v) != ObjectKind::Atomic => {
+            for (k, child) in m {
+                path.push(Elem::Field(k.clone()));
+                subtree(child, shape.field(k), path, zero_struct, out);
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            if let Some(elems) = item_elems(&shape, items) {
+                for (item, e) in items.iter().zip(elems) {
+                    path.push(e);
+                    subtree(item, shape, path, false, out);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 fn diff_both(o: &Value, n: &Value, shape: Shape<'_>, path: &mut Path, c: &mut Comparison) {

@@ -118,7 +118,7 @@ pub(crate) async fn dispatch(
         (Some("status"), _, _) if plain && res.has_status => {}
         (Some("approval"), _, _) if res.api.plural == "certificatesigningrequests" => {}
         (Some("scale"), _, _) if res.scale.is_some() => {
-            return scale::scale(state, method, &target, query, headers, &body, &manager)
+            return scale::scale(state, method, &target, query, headers, &body)
         }
         (Some("token"), _, Some(Verb::Create)) if res.api.plural == "serviceaccounts" => {
             return token::token_request(state, &target, &body)

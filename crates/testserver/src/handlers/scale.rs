@@ -123,7 +123,6 @@ pub(crate) fn scale(
     query: &Query,
     headers: &HeaderMap,
     body: &[u8],
-    manager: &str,
 ) -> ApiResult {
     let res = &t.res;
     let Some(paths) = res.scale.as_ref() else {
@@ -148,7 +147,7 @@ pub(crate) fn scale(
         .as_str()
         .filter(|rv| !rv.is_empty() && *method == Method::PUT)
         .map(str::to_string);
-    let stored = update_stored(state, &object_target(t), Some(manager), |cur| {
+    let stored = update_stored(state, &object_target(t), None, |cur| {
         let mut next = cur.clone();
         set_at(&mut next, &paths.spec_replicas, json!(replicas));
         match &want_rv {

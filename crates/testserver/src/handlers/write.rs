@@ -177,6 +177,10 @@ pub(crate) fn create_stored(
         .into());
     }
     if let Some(manager) = updater {
+        if (res.api.group.as_str(), res.api.plural.as_str()) == ("", "namespaces") {
+            // Defaulted when the API server decodes the request, so owned by the creator.
+            obj["status"]["phase"] = json!("Active");
+        }
         record_update(res, None, &mut obj, manager);
     }
     let generate = obj["metadata"]["generateName"]
