@@ -1,6 +1,7 @@
 //! `/scale`: an `autoscaling/v1` Scale view of a workload's replicas (built-in deployments,
 //! replicasets and statefulsets; custom resources whose CRD enables `subresources.scale`),
-//! readable, updatable and patchable. Writing it sets the object's spec replicas.
+//! readable, updatable and patchable. Writing it sets the object's spec replicas; like 1.20,
+//! it records nothing in the object's `managedFields`.
 
 use http::{HeaderMap, Method, StatusCode};
 use kcache_core::StatusCause;
