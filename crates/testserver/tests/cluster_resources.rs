@@ -119,6 +119,11 @@ async fn service_account_tokens_and_reviews() {
     let tr = created(&c, &token_url, req).await;
     assert_eq!(tr["kind"], "TokenRequest");
     assert_eq!(tr["apiVersion"], "authentication.k8s.io/v1");
+    assert_eq!(
+        tr["metadata"]["managedFields"][0]["fieldsV1"],
+        json!({"f:spec": {"f:expirationSeconds": {}}}),
+        "the API server runs its field manager on the request too"
+    );
     let token = tr["status"]["token"].as_str().unwrap().to_string();
     assert_eq!(token.split('.').count(), 3, "a JWT: {token}");
     assert!(tr["status"]["expirationTimestamp"]
@@ -161,6 +166,7 @@ async fn service_account_tokens_and_reviews() {
     }
     let bad = created(&c, reviews, review("not-a-token")).await;
     assert_ne!(bad["status"]["authenticated"], true, "{bad}");
+    assert_eq!(bad["status"]["error"], "invalid bearer token");
     let list = c.client().get(reviews).await.unwrap();
     assert_eq!(
         list.status, 405,

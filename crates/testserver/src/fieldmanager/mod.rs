@@ -114,8 +114,18 @@ pub(crate) fn record_update(
     new: &mut Value,
     manager: &str,
 ) {
+    record(&res.api.api_version(), res.builtin, live, new, manager);
+}
+
+/// Records the creator of a built-in request object that is answered rather than stored
+/// (TokenRequest, TokenReview): the API server runs its field manager on those too.
+pub(crate) fn record_request(api_version: &str, obj: &mut Value, manager: &str) {
+    record(api_version, true, None, obj, manager);
+}
+
+fn record(api_version: &str, builtin: bool, live: Option<&Value>, new: &mut Value, manager: &str) {
     let incoming = take_managed(new);
-    if is_reset(incoming.as_ref(), res.builtin) {
+    if is_reset(incoming.as_ref(), builtin) {
         return;
     }
     let creating = live.is_none();
@@ -129,7 +139,7 @@ pub(crate) fn record_update(
         // An object whose fields nobody owns stays so until an apply (`skipNonAppliedManager`).
         return;
     }
-    let c = compare(&live, new, shape(res));
+    let c = compare(&live, new, Shape::root(!builtin));
     let changed = strip(c.changed());
     for e in &mut entries {
         e.fields
@@ -137,7 +147,7 @@ pub(crate) fn record_update(
     }
     let mine: FieldSet = changed.difference(&c.removed).cloned().collect();
     if !mine.is_empty() {
-        let api_version = res.api.api_version();
+        let api_version = api_version.to_string();
         let now = Some(now_rfc3339());
         match entries
             .iter_mut()

@@ -121,10 +121,10 @@ pub(crate) async fn dispatch(
             return scale::scale(state, method, &target, query, headers, &body)
         }
         (Some("token"), _, Some(Verb::Create)) if res.api.plural == "serviceaccounts" => {
-            return token::token_request(state, &target, &body)
+            return token::token_request(state, &target, &body, &manager)
         }
         (None, Special::TokenReview, Some(Verb::Create)) => {
-            return token::token_review(state, &body)
+            return token::token_review(state, &body, &manager)
         }
         (
             None,

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::write::parse_object;
 use super::Target;
+use crate::fieldmanager::record_request;
 use crate::meta::rfc3339;
 use crate::responses::{json_value, ApiError, ApiResult};
 use crate::state::ServerState;
@@ -18,6 +19,8 @@ use crate::tokens::{Issued, ISSUER};
 const DEFAULT_EXPIRATION: i64 = 3600;
 const MIN_EXPIRATION: i64 = 600;
 const MAX_EXPIRATION: i64 = 1 << 32;
+
+const API_VERSION: &str = "authentication.k8s.io/v1";
 
 /// The user the kubeconfig's token authenticates as (envtest's static token user).
 const ADMIN: &str = "kcache-admin";
@@ -31,7 +34,12 @@ fn string_list(v: &Value) -> Vec<String> {
 }
 
 /// POST `serviceaccounts/{name}/token`.
-pub(crate) fn token_request(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
+pub(crate) fn token_request(
+    state: &ServerState,
+    t: &Target,
+    body: &[u8],
+    manager: &str,
+) -> ApiResult {
     let name = t.name.as_deref().unwrap_or_default();
     let namespace = t.namespace.clone().unwrap_or_default();
     let sa = state
@@ -51,6 +59,10 @@ pub(crate) fn token_request(state: &ServerState, t: &Target, body: &[u8]) -> Api
     let seconds = req["spec"]["expirationSeconds"]
         .as_i64()
         .unwrap_or(DEFAULT_EXPIRATION);
+    // Defaulted while decoding, so owned by the requester like what it sent.
+    let mut sent = json!({"metadata": {}, "spec": req["spec"].clone()});
+    sent["spec"]["expirationSeconds"] = json!(seconds);
+    record_request(API_VERSION, &mut sent, manager);
     let too = if seconds < MIN_EXPIRATION {
         Some("may not specify a duration less than 10 minutes")
     } else if seconds > MAX_EXPIRATION {
@@ -87,10 +99,16 @@ pub(crate) fn token_request(state: &ServerState, t: &Target, body: &[u8]) -> Api
         audiences: audiences.clone(),
         expires,
     });
+    let mut metadata = json!({"creationTimestamp": null});
+    if let Some(m) = sent
+        .get_mut("metadata")
+        .and_then(|m| m.get_mut("managedFields"))
+    {
+        metadata["managedFields"] = m.take();
+    }
     Ok(json_value(
         StatusCode::CREATED,
-        &json!({"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-                "metadata": {"name": name, "namespace": namespace, "creationTimestamp": null},
+        &json!({"kind": "TokenRequest", "apiVersion": API_VERSION, "metadata": metadata,
                 "spec": {"audiences": audiences, "expirationSeconds": seconds, "boundObjectRef": null},
                 "status": {"token": token, "expirationTimestamp": rfc3339(expires)}}),
     ))
@@ -98,8 +116,11 @@ pub(crate) fn token_request(state: &ServerState, t: &Target, body: &[u8]) -> Api
 
 /// POST `tokenreviews`: authenticates the server's own token and the tokens it issued (while
 /// their service account still exists with the same uid).
-pub(crate) fn token_review(state: &ServerState, body: &[u8]) -> ApiResult {
+pub(crate) fn token_review(state: &ServerState, body: &[u8], manager: &str) -> ApiResult {
     let mut review = parse_object(body)?;
+    review["metadata"] = json!({});
+    record_request(API_VERSION, &mut review, manager);
+    let managed = review["metadata"].get_mut("managedFields").map(Value::take);
     let token = review["spec"]["token"].as_str().unwrap_or_default();
     let wanted = string_list(&review["spec"]["audiences"]);
     let sa_res = state.resources.get("", "v1", "serviceaccounts");
@@ -134,12 +155,15 @@ pub(crate) fn token_review(state: &ServerState, body: &[u8]) -> ApiResult {
             (Some(i), Some(audiences)) => json!({"authenticated": true, "audiences": audiences,
                 "user": {"username": format!("system:serviceaccount:{}:{}", i.namespace, i.name), "uid": i.uid,
                          "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{}", i.namespace), "system:authenticated"]}}),
-            _ => json!({"user": {}, "error": "[invalid bearer token, token lookup failed]"}),
+            _ => json!({"user": {}, "error": "invalid bearer token"}),
         }
     };
     review["kind"] = json!("TokenReview");
-    review["apiVersion"] = json!("authentication.k8s.io/v1");
+    review["apiVersion"] = json!(API_VERSION);
     review["metadata"] = json!({"creationTimestamp": null});
+    if let Some(m) = managed {
+        review["metadata"]["managedFields"] = m;
+    }
     review["status"] = status;
     Ok(json_value(StatusCode::CREATED, &review))
 }
