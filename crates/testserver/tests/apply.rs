@@ -222,7 +222,7 @@ async fn apply_merges_lists_by_key() {
     let first = apply(
         &c,
         &url("one"),
-        &pod(json!([{"name": "a", "image": "busybox"}])),
+        &pod(json!([{"name": "a", "image": "busybox", "ports": [{"containerPort": 80}]}])),
     )
     .await;
     assert_eq!(first.status, 201, "{}", first.body);
@@ -230,13 +230,15 @@ async fn apply_merges_lists_by_key() {
     assert_eq!((fields.0.as_str(), fields.1.as_str()), ("one", "Apply"));
     assert_eq!(
         fields.2["f:spec"]["f:containers"]["k:{\"name\":\"a\"}"],
-        json!({".": {}, "f:image": {}, "f:name": {}})
+        json!({".": {}, "f:image": {}, "f:name": {},
+               // A container port's protocol key defaults to TCP.
+               "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}}})
     );
     // The same container from another applier conflicts on the image only.
     let clash = apply(
         &c,
         &url("two"),
-        &pod(json!([{"name": "a", "image": "nginx"}])),
+        &pod(json!([{"name": "a", "image": "nginx", "ports": [{"containerPort": 80}]}])),
     )
     .await;
     assert_eq!(clash.status, 409, "{}", clash.body);
@@ -248,6 +250,31 @@ async fn apply_merges_lists_by_key() {
         .as_str()
         .unwrap()
         .starts_with("Apply failed with 1 conflict: conflict with \"one\""));
+}
+
+#[tokio::test]
+async fn apply_checks_list_keys() {
+    let c = cluster().await;
+    let ns = c.create_namespace("apply-keys").await.unwrap();
+    let url = format!("/api/v1/namespaces/{ns}/services/s?fieldManager=m");
+    let svc = |ports: Value| {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": ns},
+               "spec": {"ports": ports}})
+    };
+    // A service port's protocol has no default: the key is incomplete.
+    let missing = apply(&c, &url, &svc(json!([{"port": 80}]))).await;
+    assert_eq!(missing.status, 500, "{}", missing.body);
+    assert_eq!(
+        missing.body["message"],
+        "failed to create typed patch object: .spec.ports: element 0: associative list with keys has an element that omits key field \"protocol\" (and doesn't have default value)"
+    );
+    let twice = json!([{"port": 80, "protocol": "TCP"}, {"port": 80, "protocol": "TCP"}]);
+    let dup = apply(&c, &url, &svc(twice)).await;
+    assert_eq!(dup.status, 500, "{}", dup.body);
+    assert_eq!(
+        dup.body["message"],
+        "failed to create typed patch object: .spec.ports: duplicate entries for key [port=80,protocol=\"TCP\"]"
+    );
 }
 
 #[tokio::test]

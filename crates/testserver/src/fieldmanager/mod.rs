@@ -29,7 +29,7 @@ use crate::responses::ApiError;
 use managed::{decode_entries, encode_entries, is_reset, Entry, Operation};
 use path::{Display, Elem, FieldSet};
 use shape::Shape;
-use walk::{compare, field_set, merge, remove_unowned};
+use walk::{check_applied, compare, field_set, merge, remove_unowned};
 
 /// Longest manager name the API server keeps from a user agent.
 const MAX_MANAGER_LEN: usize = 128;
@@ -193,6 +193,13 @@ pub(crate) fn apply(
         )));
     }
     let shape = shape(res);
+    check_applied(applied, shape, &mut Vec::new()).map_err(|e| {
+        ApiError::from(Status::failure(
+            500,
+            "",
+            format!("failed to create typed patch object: {e}"),
+        ))
+    })?;
     let existed = live.is_some();
     let mut live = live.cloned().unwrap_or_else(|| json!({}));
     let mut entries = decode_entries(take_managed(&mut live).as_ref()).unwrap_or_default();

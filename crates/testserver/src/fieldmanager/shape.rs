@@ -117,6 +117,17 @@ impl<'a> Shape<'a> {
         self.typed() && self.parent == "spec" && self.name == "containers"
     }
 
+    /// The value a list-map key takes when an item leaves it out, where the schema gives one
+    /// (a container port's `protocol` is `TCP`).
+    pub(crate) fn key_default(&self, key: &str) -> Option<Value> {
+        let container = matches!(
+            self.parent,
+            "containers" | "initContainers" | "ephemeralContainers"
+        );
+        (self.typed() && container && self.name == "ports" && key == "protocol")
+            .then(|| Value::String("TCP".into()))
+    }
+
     /// How a list at this shape is owned.
     pub(crate) fn list_kind(&self) -> ListKind {
         if !self.typed() {

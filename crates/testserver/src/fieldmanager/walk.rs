@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::path::{covers, Elem, FieldSet, Path};
+use super::path::{covers, Display, Elem, FieldSet, Path};
 use super::shape::{ListKind, ObjectKind, Shape};
 
 /// Each item's path element, when the list is not atomic and every item has a distinct one.
@@ -25,7 +25,9 @@ fn item_elems(shape: &Shape<'_>, items: &[Value]) -> Option<Vec<Elem>> {
                     .filter_map(|k| {
                         i.get(*k)
                             .filter(|v| !v.is_null())
-                            .map(|v| (k.to_string(), v.clone()))
+                            .cloned()
+                            .or_else(|| shape.key_default(k))
+                            .map(|v| (k.to_string(), v))
                     })
                     .collect();
                 (!fields.is_empty()).then(|| Elem::key(fields))
@@ -34,6 +36,57 @@ fn item_elems(shape: &Shape<'_>, items: &[Value]) -> Option<Vec<Elem>> {
     };
     let distinct: BTreeSet<&Elem> = elems.iter().collect();
     (distinct.len() == elems.len()).then_some(elems)
+}
+
+/// Checks an applied configuration as structured-merge-diff types it: every item of a list
+/// keyed by fields has them all, and no two items share a key. The message is the API
+/// server's.
+pub(crate) fn check_applied(v: &Value, shape: Shape<'_>, path: &mut Path) -> Result<(), String> {
+    match v {
+        Value::Object(m) if shape.object_kind(v) != ObjectKind::Atomic => {
+            for (k, child) in m {
+                path.push(Elem::Field(k.clone()));
+                check_applied(child, shape.field(k), path)?;
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            if let ListKind::Map(keys) = shape.list_kind() {
+                let mut seen = BTreeSet::new();
+                for (i, item) in items.iter().enumerate() {
+                    let value = |k: &str| {
+                        item.get(k)
+                            .filter(|v| !v.is_null())
+                            .cloned()
+                            .or_else(|| shape.key_default(k))
+                    };
+                    if let Some(k) = keys.iter().find(|k| value(k).is_none()) {
+                        return Err(format!(
+                            "{}: element {i}: associative list with keys has an element that omits key field {k:?} (and doesn't have default value)",
+                            Display(path)
+                        ));
+                    }
+                    let e = Elem::key(
+                        keys.iter()
+                            .filter_map(|k| Some((k.to_string(), value(k)?)))
+                            .collect(),
+                    );
+                    if !seen.insert(e.clone()) {
+                        return Err(format!(
+                            "{}: duplicate entries for key {}",
+                            Display(path),
+                            Display(&[e])
+                        ));
+                    }
+                    path.push(e);
+                    check_applied(item, shape, path)?;
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The fields `v` sets, as structured-merge-diff's `ToFieldSet`: leaves, list items, map
@@ -296,7 +349,7 @@ mod tests {
             json!({"f:metadata": {"f:finalizers": {"v:\"x\"": {}}, "f:labels": {"f:a": {}}},
                    "f:spec": {"f:replicas": {}, "f:selector": {},
                      "f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"c\"}": {".": {}, "f:image": {}, "f:name": {},
-                       "f:ports": {"k:{\"containerPort\":80}": {".": {}, "f:containerPort": {}}}}}}}}})
+                       "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}}}}}}}})
         );
         let cr = json!({"spec": {"x": {"y": 1}, "list": [1, 2]}});
         assert_eq!(
