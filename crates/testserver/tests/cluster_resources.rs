@@ -284,6 +284,11 @@ async fn component_statuses_and_api_services_are_read_only_views() {
     let cs = c.client().get("/api/v1/componentstatuses").await.unwrap();
     assert_eq!(cs.status, 200, "{}", cs.body);
     assert_eq!(cs.body["kind"], "ComponentStatusList");
+    assert!(
+        cs.body["items"][0].get("kind").is_none(),
+        "list items carry no kind: {}",
+        cs.body
+    );
     let mut got = names(&cs.body);
     got.sort();
     assert_eq!(got, ["controller-manager", "etcd-0", "scheduler"]);

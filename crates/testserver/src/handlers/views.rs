@@ -107,10 +107,27 @@ pub(crate) fn get(state: &ServerState, t: &Target, watch: bool) -> ApiResult {
             .map(|i| json_value(StatusCode::OK, &i))
             .ok_or_else(|| ApiError::not_found(res, name)),
         None if watch => Err(ApiError::method_not_allowed()),
-        None => Ok(json_value(
-            StatusCode::OK,
-            &json!({"kind": res.list_kind(), "apiVersion": res.api.api_version(),
-                    "metadata": {"resourceVersion": state.storage.current_rev().to_string()}, "items": all}),
-        )),
+        None => {
+            // List items carry no kind/apiVersion; component statuses are not versioned.
+            let items: Vec<Value> = all
+                .into_iter()
+                .map(|mut i| {
+                    if let Some(m) = i.as_object_mut() {
+                        m.remove("kind");
+                        m.remove("apiVersion");
+                    }
+                    i
+                })
+                .collect();
+            let metadata = match res.special {
+                Special::ComponentStatus => json!({}),
+                _ => json!({"resourceVersion": state.storage.current_rev().to_string()}),
+            };
+            Ok(json_value(
+                StatusCode::OK,
+                &json!({"kind": res.list_kind(), "apiVersion": res.api.api_version(),
+                        "metadata": metadata, "items": items}),
+            ))
+        }
     }
 }
