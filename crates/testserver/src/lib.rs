@@ -7,6 +7,7 @@ mod cluster;
 mod config;
 mod error;
 mod faults;
+mod fieldmanager;
 mod handlers;
 mod kubeconfig;
 mod meta;
@@ -18,6 +19,7 @@ mod server;
 mod state;
 mod storage;
 mod tls;
+mod tokens;
 mod validation;
 mod wire;
 

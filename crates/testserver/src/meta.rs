@@ -34,7 +34,8 @@ pub(crate) fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())
 }
 
-fn rfc3339(t: SystemTime) -> String {
+/// `t` as RFC 3339 in UTC with second precision.
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     let secs = t
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -7,6 +7,10 @@ use kcache_core::ApiResource;
 use parking_lot::RwLock;
 use serde_json::Value;
 
+mod cluster;
+
+pub(crate) use cluster::Special;
+
 /// Everything the server knows about one served resource.
 #[derive(Debug, Clone)]
 pub struct ResourceInfo {
@@ -26,6 +30,35 @@ pub struct ResourceInfo {
     pub storage_id: Arc<str>,
     /// Built in (false: defined by a CRD).
     pub builtin: bool,
+    /// Where `/scale` reads and writes replicas, when the resource has it.
+    pub scale: Option<ScalePaths>,
+    /// Resources that are not plain stored objects (create-only reviews, read-only views).
+    pub special: Special,
+}
+
+/// The fields `/scale` maps to an `autoscaling/v1` Scale, as a CRD's `subresources.scale`
+/// names them (`.spec.replicas`).
+#[derive(Debug, Clone)]
+pub struct ScalePaths {
+    /// `specReplicasPath`.
+    pub spec_replicas: String,
+    /// `statusReplicasPath`.
+    pub status_replicas: String,
+    /// `labelSelectorPath`: a string field (custom resources).
+    pub label_selector: Option<String>,
+    /// A `metav1.LabelSelector` the Scale's selector is serialized from (built-in workloads).
+    pub label_selector_object: Option<String>,
+}
+
+impl ScalePaths {
+    fn from_crd(v: &Value) -> Option<ScalePaths> {
+        Some(ScalePaths {
+            spec_replicas: v["specReplicasPath"].as_str()?.to_string(),
+            status_replicas: v["statusReplicasPath"].as_str()?.to_string(),
+            label_selector: v["labelSelectorPath"].as_str().map(str::to_string),
+            label_selector_object: None,
+        })
+    }
 }
 
 impl ResourceInfo {
@@ -53,6 +86,8 @@ impl ResourceInfo {
             fields: fields.iter().map(|s| s.to_string()).collect(),
             storage_id: format!("{group}/{plural}").into(),
             builtin: true,
+            scale: None,
+            special: Special::None,
         }
     }
 
@@ -196,6 +231,10 @@ fn builtins() -> Vec<ResourceInfo> {
             &[],
         ),
     ]
+    .into_iter()
+    .chain(cluster::builtins())
+    .map(cluster::with_scale)
+    .collect()
 }
 
 /// The table of served resources, keyed by `(group, version, plural)`; CRDs add and remove rows.
@@ -325,6 +364,8 @@ fn crd_resources(crd: &Value) -> Vec<ResourceInfo> {
                 fields: Vec::new(),
                 storage_id: format!("{group}/{plural}").into(),
                 builtin: false,
+                scale: ScalePaths::from_crd(&v["subresources"]["scale"]),
+                special: Special::None,
             })
         })
         .collect()

@@ -25,6 +25,12 @@ use crate::handlers::{create_stored, Target};
 use crate::state::ServerState;
 use crate::{kubeconfig, router, tls, Error};
 
+/// The field manager of objects created in-process.
+const IN_PROCESS_MANAGER: &str = "kcache-testserver";
+
+/// The field manager of what the server creates for itself, as kube-apiserver names itself.
+const SELF_MANAGER: &str = "kube-apiserver";
+
 /// One generation of the listener: its stop signal and accept task.
 struct Listening {
     stop: watch::Sender<bool>,
@@ -53,8 +59,8 @@ impl std::fmt::Debug for TestServer {
 }
 
 impl TestServer {
-    /// Starts a server with `config` and the default namespaces (`default`, `kube-system`,
-    /// `kube-public`, `kube-node-lease`).
+    /// Starts a server with `config`, the default namespaces (`default`, `kube-system`,
+    /// `kube-public`, `kube-node-lease`) and the `default/kubernetes` Service.
     pub async fn start(config: ServerConfig) -> Result<TestServer, Error> {
         let want = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
         let listener = TcpListener::bind(want)
@@ -79,9 +85,16 @@ impl TestServer {
         };
         for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
             server
-                .create(&namespaces(), serde_json::json!({"metadata": {"name": ns}}))
+                .create_as(
+                    &namespaces(),
+                    serde_json::json!({"metadata": {"name": ns}}),
+                    SELF_MANAGER,
+                )
                 .map_err(|s| Error::Request(s.to_string()))?;
         }
+        server
+            .create_as(&services(), kubernetes_service(addr.port()), SELF_MANAGER)
+            .map_err(|s| Error::Request(s.to_string()))?;
         server.listen(listener);
         Ok(server)
     }
@@ -157,6 +170,16 @@ impl TestServer {
     /// Creates an object in-process, exactly as a POST would (same validation and metadata);
     /// the namespace comes from `metadata.namespace`. Returns the stored object.
     pub fn create(&self, resource: &ApiResource, object: Value) -> Result<Value, Box<Status>> {
+        self.create_as(resource, object, IN_PROCESS_MANAGER)
+    }
+
+    /// [`TestServer::create`] recording `manager` in `managedFields`.
+    fn create_as(
+        &self,
+        resource: &ApiResource,
+        object: Value,
+        manager: &str,
+    ) -> Result<Value, Box<Status>> {
         let res = self
             .state
             .resources
@@ -176,7 +199,7 @@ impl TestServer {
             subresource: None,
             dry_run: false,
         };
-        create_stored(&self.state, &target, object)
+        create_stored(&self.state, &target, object, Some(manager))
             .map(|s| s.value())
             .map_err(|e| e.status)
     }
@@ -273,6 +296,25 @@ pub(crate) fn namespaces() -> ApiResource {
         plural: "namespaces".into(),
         namespaced: false,
     }
+}
+
+fn services() -> ApiResource {
+    ApiResource {
+        group: String::new(),
+        version: "v1".into(),
+        kind: "Service".into(),
+        plural: "services".into(),
+        namespaced: true,
+    }
+}
+
+/// The `default/kubernetes` Service kube-apiserver creates for itself, targeting its own port
+/// (envtest's service range is 10.0.0.0/24, so its first address).
+fn kubernetes_service(port: u16) -> Value {
+    serde_json::json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
+        "spec": {"ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}],
+                 "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "type": "ClusterIP", "sessionAffinity": "None"}})
 }
 
 async fn accept_loop(

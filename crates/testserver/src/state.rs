@@ -8,6 +8,7 @@ use crate::config::ServerConfig;
 use crate::faults::{Faults, WatchControl};
 use crate::resources::ResourceTable;
 use crate::storage::Storage;
+use crate::tokens::Tokens;
 
 /// Shared by every connection; survives [`crate::TestServer::restart`].
 #[derive(Debug)]
@@ -17,6 +18,8 @@ pub(crate) struct ServerState {
     pub config: ServerConfig,
     pub faults: Faults,
     pub watch_control: broadcast::Sender<WatchControl>,
+    /// Service-account tokens issued by `/token`.
+    pub tokens: Tokens,
     /// `host:port` the server answers on (discovery's serverAddressByClientCIDRs).
     pub address: String,
 }
@@ -29,6 +32,7 @@ impl ServerState {
             config,
             faults: Faults::default(),
             watch_control: broadcast::channel(64).0,
+            tokens: Tokens::default(),
             address,
         })
     }

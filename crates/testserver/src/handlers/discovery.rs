@@ -82,25 +82,43 @@ pub(crate) fn group(state: &ServerState, group: &str) -> ApiResult {
     Ok(json_value(StatusCode::OK, &doc))
 }
 
+/// A resource's discovery entries: itself, then its subresources by name (as the API server
+/// lists them).
 fn resource_doc(r: &ResourceInfo) -> Vec<Value> {
-    let verbs = json!([
-        "create",
-        "delete",
-        "deletecollection",
-        "get",
-        "list",
-        "patch",
-        "update",
-        "watch"
-    ]);
-    let mut docs = vec![
-        json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
-        "kind": r.api.kind, "verbs": verbs, "shortNames": r.short_names}),
-    ];
-    if r.has_status {
-        docs.push(json!({"name": format!("{}/status", r.api.plural), "singularName": "", "namespaced": r.api.namespaced,
-            "kind": r.api.kind, "verbs": ["get", "patch", "update"]}));
+    let mut main = json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
+        "kind": r.api.kind, "verbs": r.special.verbs()});
+    if !r.short_names.is_empty() {
+        main["shortNames"] = json!(r.short_names);
     }
+    let sub = |name: &str, kind: &str, verbs: &[&str]| {
+        json!({"name": format!("{}/{name}", r.api.plural), "singularName": "", "namespaced": r.api.namespaced,
+            "kind": kind, "verbs": verbs})
+    };
+    let mut subs = Vec::new();
+    if r.has_status {
+        subs.push(sub("status", &r.api.kind, &["get", "patch", "update"]));
+    }
+    if r.scale.is_some() {
+        let mut d = sub("scale", "Scale", &["get", "patch", "update"]);
+        d["group"] = json!("autoscaling");
+        d["version"] = json!("v1");
+        subs.push(d);
+    }
+    match (r.api.group.as_str(), r.api.plural.as_str()) {
+        ("", "serviceaccounts") => {
+            let mut d = sub("token", "TokenRequest", &["create"]);
+            d["group"] = json!("authentication.k8s.io");
+            d["version"] = json!("v1");
+            subs.push(d);
+        }
+        ("certificates.k8s.io", "certificatesigningrequests") => {
+            subs.push(sub("approval", &r.api.kind, &["get", "patch", "update"]));
+        }
+        _ => {}
+    }
+    subs.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    let mut docs = vec![main];
+    docs.extend(subs);
     docs
 }
 

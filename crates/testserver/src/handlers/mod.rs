@@ -5,7 +5,10 @@ pub(crate) mod discovery;
 mod options;
 mod patch;
 mod read;
+mod scale;
 mod strategic;
+mod token;
+mod views;
 mod watch;
 mod write;
 
@@ -19,7 +22,7 @@ use kcache_core::selector::{FieldSelector, LabelSelector};
 
 use crate::faults::Verb;
 use crate::query::Query;
-use crate::resources::ResourceInfo;
+use crate::resources::{ResourceInfo, Special};
 use crate::responses::{ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{object_key, Filter};
@@ -104,10 +107,12 @@ pub(crate) async fn dispatch(
     headers: &HeaderMap,
     body: Bytes,
 ) -> ApiResult {
-    let sub = target.subresource.as_deref();
-    if sub.is_some_and(|s| s != "status" || !target.res.has_status) {
-        return Err(ApiError::no_route());
-    }
+    let manager = crate::fieldmanager::manager_name(
+        query.get("fieldManager"),
+        headers
+            .get(http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok()),
+    );
     let verb = target.verb(method, query);
     // Options come before the body, as in the API server's handlers; patch and delete read
     // theirs in their handlers (they depend on the patch type, or may come in the body).
@@ -116,13 +121,37 @@ pub(crate) async fn dispatch(
         Some(Verb::Update) => options::write_options("UpdateOptions", query)?,
         _ => false,
     };
+    let sub = target.subresource.as_deref();
+    let res = &target.res;
+    let plain = res.special == Special::None;
+    match (sub, res.special, verb) {
+        (None, _, _) if plain => {}
+        (Some("status"), _, _) if plain && res.has_status => {}
+        (Some("approval"), _, _) if res.api.plural == "certificatesigningrequests" => {}
+        (Some("scale"), _, _) if res.scale.is_some() => {
+            return scale::scale(state, method, &target, query, headers, &body)
+        }
+        (Some("token"), _, Some(Verb::Create)) if res.api.plural == "serviceaccounts" => {
+            return token::token_request(state, &target, &body, &manager)
+        }
+        (None, Special::TokenReview, Some(Verb::Create)) => {
+            return token::token_review(state, &body, &manager)
+        }
+        (
+            None,
+            Special::ComponentStatus | Special::ApiService,
+            Some(v @ (Verb::Get | Verb::List | Verb::Watch)),
+        ) => return views::get(state, &target, v == Verb::Watch),
+        (None, _, _) => return Err(ApiError::method_not_allowed()),
+        (Some(_), _, _) => return Err(ApiError::no_route()),
+    }
     match verb {
         Some(Verb::Get) => read::get(state, &target, query),
         Some(Verb::List) if sub.is_none() => read::list(state, &target, query).await,
         Some(Verb::Watch) if sub.is_none() => watch::watch(state, &target, query),
-        Some(Verb::Create) if sub.is_none() => write::create(state, &target, &body),
-        Some(Verb::Update) => write::update(state, &target, &body),
-        Some(Verb::Patch) => patch::patch(state, &target, query, headers, &body),
+        Some(Verb::Create) if sub.is_none() => write::create(state, &target, &body, &manager),
+        Some(Verb::Update) => write::update(state, &target, &body, &manager),
+        Some(Verb::Patch) => patch::patch(state, &target, query, headers, &body, &manager),
         Some(Verb::Delete) if sub.is_none() => delete::delete(state, &target, query, &body),
         Some(Verb::DeleteCollection) if sub.is_none() => {
             delete::delete_collection(state, &target, query, &body)

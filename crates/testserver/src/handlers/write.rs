@@ -8,6 +8,7 @@ use kcache_core::{Status, StatusCause};
 use serde_json::{json, Value};
 
 use super::Target;
+use crate::fieldmanager::record_update;
 use crate::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::resources::ResourceInfo;
 use crate::responses::{json_response, ApiError, ApiResult};
@@ -153,11 +154,13 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
 }
 
 /// Creates `obj` (already parsed) at `t`: the body of POST, of a server-side apply that finds
-/// nothing, and of [`crate::TestServer::create`].
+/// nothing, and of [`crate::TestServer::create`]. `updater` is the manager an `Update` entry of
+/// `managedFields` records (`None`: the object's `managedFields` are already final).
 pub(crate) fn create_stored(
     state: &ServerState,
     t: &Target,
     mut obj: Value,
+    updater: Option<&str>,
 ) -> Result<Arc<Stored>, ApiError> {
     let res = &t.res;
     check_identity(t, &mut obj)?;
@@ -172,6 +175,13 @@ pub(crate) fn create_stored(
             "resourceVersion should not be set on objects to be created",
         )
         .into());
+    }
+    if let Some(manager) = updater {
+        if (res.api.group.as_str(), res.api.plural.as_str()) == ("", "namespaces") {
+            // Defaulted when the API server decodes the request, so owned by the creator.
+            obj["status"]["phase"] = json!("Active");
+        }
+        record_update(res, None, &mut obj, manager);
     }
     let generate = obj["metadata"]["generateName"]
         .as_str()
@@ -241,16 +251,16 @@ pub(crate) fn create_stored(
 }
 
 /// POST.
-pub(crate) fn create(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
+pub(crate) fn create(state: &ServerState, t: &Target, body: &[u8], manager: &str) -> ApiResult {
     if t.res.api.namespaced && t.namespace.is_none() {
         return Err(ApiError::method_not_allowed());
     }
-    create_stored(state, t, parse_object(body)?)
+    create_stored(state, t, parse_object(body)?, Some(manager))
         .map(|s| json_response(StatusCode::CREATED, s.json.clone()))
 }
 
 /// PUT of an object or its `/status`.
-pub(crate) fn update(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
+pub(crate) fn update(state: &ServerState, t: &Target, body: &[u8], manager: &str) -> ApiResult {
     let mut incoming = parse_object(body)?;
     check_identity(t, &mut incoming)?;
     let url_name = t.name.as_deref().unwrap_or_default();
@@ -273,21 +283,34 @@ pub(crate) fn update(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult 
         };
         return Err(ApiError::invalid(&t.res, url_name, vec![cause]));
     }
-    update_with(state, t, |_| Ok((incoming.clone(), has_rv)))
+    update_with(state, t, Some(manager), |_| Ok((incoming.clone(), has_rv)))
 }
 
 /// The update loop shared by PUT and PATCH: `make` turns the current object into the requested
 /// one (and says whether its resourceVersion is the client's precondition); unconditional
-/// writes retry on a concurrent change, conditional ones answer 409.
+/// writes retry on a concurrent change, conditional ones answer 409. `updater` is recorded in
+/// `managedFields` as for [`create_stored`].
 pub(crate) fn update_with(
     state: &ServerState,
     t: &Target,
-    mut make: impl FnMut(&Value) -> Result<(Value, bool), ApiError>,
+    updater: Option<&str>,
+    make: impl FnMut(&Value) -> Result<(Value, bool), ApiError>,
 ) -> ApiResult {
+    update_stored(state, t, updater, make).map(|s| json_response(StatusCode::OK, s.json.clone()))
+}
+
+/// [`update_with`], returning the stored object.
+pub(crate) fn update_stored(
+    state: &ServerState,
+    t: &Target,
+    updater: Option<&str>,
+    mut make: impl FnMut(&Value) -> Result<(Value, bool), ApiError>,
+) -> Result<Arc<Stored>, ApiError> {
     let res = &t.res;
     let name = t.name.as_deref().unwrap_or_default();
     let key = t.key();
-    let status_only = t.subresource.as_deref() == Some("status");
+    let sub = t.subresource.as_deref();
+    let status_only = matches!(sub, Some("status" | "approval"));
     loop {
         let current = state
             .storage
@@ -308,14 +331,25 @@ pub(crate) fn update_with(
                 return Err(ApiError::conflict(res, name, ApiError::MODIFIED));
             }
         }
-        let next = merge_update(res, status_only, &cur, incoming);
+        let mut next = merge_update(res, status_only, &cur, incoming);
+        if sub == Some("approval") {
+            // `/approval` writes only the conditions (CertificateSigningRequest approval).
+            let conditions = next["status"]["conditions"].clone();
+            next["status"] = cur["status"].clone();
+            if !next["status"].is_object() {
+                next["status"] = json!({});
+            }
+            next["status"]["conditions"] = conditions;
+        }
+        if let Some(manager) = updater {
+            record_update(res, Some(&cur), &mut next, manager);
+        }
         invalid_or_ok(res, &next)?;
         if next == cur {
-            return Ok(json_response(StatusCode::OK, current.json.clone()));
+            return Ok(current);
         }
         if t.dry_run {
-            let preview = Stored::new(&next, current.rv, &res.fields);
-            return Ok(json_response(StatusCode::OK, preview.json));
+            return Ok(Arc::new(Stored::new(&next, current.rv, &res.fields)));
         }
         let deleting = next["metadata"]["deletionTimestamp"].is_string();
         let no_finalizers = next["metadata"]["finalizers"]
@@ -329,7 +363,7 @@ pub(crate) fn update_with(
             state.storage.put(res, &key, Expect::Rv(current.rv), next)
         };
         match result {
-            Ok(stored) => return Ok(json_response(StatusCode::OK, stored.json.clone())),
+            Ok(stored) => return Ok(stored),
             Err(CommitError::Conflict) if !explicit => continue,
             Err(CommitError::Conflict) => {
                 return Err(ApiError::conflict(res, name, ApiError::MODIFIED))
