@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod boxed;
+mod cache;
 mod compact;
 mod dynamic;
 mod error;
@@ -17,10 +18,12 @@ mod params;
 mod resource;
 pub mod selector;
 mod status;
+mod store_error;
 mod tombstone;
 mod traits;
 
 pub use boxed::BoxListerWatcher;
+pub use cache::{CacheReader, CacheWriter};
 pub use compact::{CompactMap, CompactObject, CompactValue};
 pub use dynamic::DynamicObject;
 pub use error::{BoxError, Error};
@@ -34,5 +37,6 @@ pub use object::Object;
 pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
 pub use resource::{ApiResource, Resource};
 pub use status::{Status, StatusCause, StatusDetails, CAUSE_RESOURCE_VERSION_TOO_LARGE};
-pub use tombstone::DeletedFinalStateUnknown;
+pub use store_error::StoreError;
+pub use tombstone::{DeletedFinalStateUnknown, DeletedObject};
 pub use traits::{KnownObjects, ListerWatcher, ReflectorStore, WatchStream};
