@@ -283,6 +283,36 @@ async fn watch_disruption() {
 }
 
 #[tokio::test]
+async fn a_write_the_cache_rejects_is_skipped_and_the_rest_of_the_batch_goes_ahead() {
+    let src = source();
+    for name in ["pod1", "bad", "pod2"] {
+        src.add(pod(name));
+    }
+    let inf = informer(&src, Duration::ZERO);
+    inf.add_indexers(
+        Indexers::new().with("picky", |p: &Pod| match p.metadata.name.as_str() {
+            "bad" => Err("no index value for bad".into()),
+            _ => Ok(kcache_store::IndexValues::none()),
+        }),
+    )
+    .unwrap();
+    let (h, rx) = recorder();
+    inf.add_event_handler(h).unwrap();
+    let (stop, task) = start(&inf);
+    assert!(inf.wait_for_cache_sync().await);
+    let (seen, rx) = take(rx, 2).await;
+    assert_eq!(names(&seen), ["pod1", "pod2"]);
+    assert_eq!(inf.indexer().len(), 2);
+    assert!(inf.indexer().get_by_key("default/bad").is_none());
+    // The informer keeps going: a later event of a good object is written and notified.
+    src.add(pod("pod3"));
+    let (seen, _rx) = take(rx, 1).await;
+    assert_eq!(names(&seen), ["pod3"]);
+    stop.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test]
 async fn transformer_applies_before_cache_and_handlers() {
     let src = source();
     src.add(pod("pod1"));
