@@ -32,9 +32,9 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
-    /// A store rejected a write (e.g. an index function failed).
-    #[error("store: {0}")]
-    Store(String),
+    /// A store rejected a write (e.g. an index function failed); the variant says why.
+    #[error(transparent)]
+    Store(crate::StoreError),
     /// The operation was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod boxed;
+mod cache;
 mod dynamic;
 mod error;
 mod event;
@@ -16,10 +17,12 @@ mod report;
 mod resource;
 pub mod selector;
 mod status;
+mod store_error;
 mod tombstone;
 mod traits;
 
 pub use boxed::BoxListerWatcher;
+pub use cache::{CacheReader, CacheWriter};
 pub use dynamic::DynamicObject;
 pub use error::{BoxError, Error};
 pub use event::{Bookmark, WatchEvent, INITIAL_EVENTS_END_ANNOTATION};
@@ -34,5 +37,6 @@ pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
 pub use report::ErrorChain;
 pub use resource::{ApiResource, Resource};
 pub use status::{Status, StatusCause, StatusDetails, CAUSE_RESOURCE_VERSION_TOO_LARGE};
-pub use tombstone::DeletedFinalStateUnknown;
+pub use store_error::StoreError;
+pub use tombstone::{DeletedFinalStateUnknown, DeletedObject};
 pub use traits::{KnownObjects, ListerWatcher, ReflectorStore, WatchStream};

@@ -6,6 +6,10 @@ use std::sync::Arc;
 
 use kcache_core::{DeletedFinalStateUnknown, Object, ObjectKey};
 
+/// What a delta carries: the object, or the tombstone of a missed deletion. It is kcache-core's
+/// [`DeletedObject`](kcache_core::DeletedObject), so an informer hands it to `on_delete` as is.
+pub use kcache_core::DeletedObject as DeltaObject;
+
 use crate::Error;
 
 /// The kind of change a [`Delta`] records (client-go's `DeltaType`).
@@ -39,73 +43,6 @@ impl DeltaType {
 impl fmt::Display for DeltaType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// What a delta carries: the object, or a tombstone for an object whose deletion was missed.
-///
-/// client-go stores either in an `interface{}`; here the two cases are explicit so a consumer
-/// cannot forget the tombstone.
-#[derive(Debug)]
-pub enum DeltaObject<K> {
-    /// The object's state at this delta.
-    Object(Arc<K>),
-    /// A deletion discovered on relist: the key and the last state known, if any. Boxed: it is
-    /// rare, and a delta holding only a pointer is 16 bytes, which keeps long per-key delta
-    /// lists (a consumer far behind its producer) at half the memory.
-    Tombstone(Box<DeletedFinalStateUnknown<K>>),
-}
-
-impl<K> DeltaObject<K> {
-    /// The object, or the tombstone's last known state.
-    pub fn object(&self) -> Option<&Arc<K>> {
-        match self {
-            DeltaObject::Object(o) => Some(o),
-            DeltaObject::Tombstone(t) => t.obj.as_ref(),
-        }
-    }
-
-    /// The tombstone, if this is one.
-    pub fn as_tombstone(&self) -> Option<&DeletedFinalStateUnknown<K>> {
-        match self {
-            DeltaObject::Tombstone(t) => Some(t),
-            DeltaObject::Object(_) => None,
-        }
-    }
-
-    /// Whether this is a tombstone.
-    pub fn is_tombstone(&self) -> bool {
-        matches!(self, DeltaObject::Tombstone(_))
-    }
-}
-
-impl<K: Object> DeltaObject<K> {
-    /// The key: the tombstone's key, or the object's `namespace/name` (client-go's `KeyOf`).
-    pub fn key(&self) -> ObjectKey {
-        match self {
-            DeltaObject::Object(o) => ObjectKey::of(&**o),
-            DeltaObject::Tombstone(t) => t.key.clone(),
-        }
-    }
-}
-
-impl<K> Clone for DeltaObject<K> {
-    fn clone(&self) -> Self {
-        match self {
-            DeltaObject::Object(o) => DeltaObject::Object(o.clone()),
-            DeltaObject::Tombstone(t) => DeltaObject::Tombstone(t.clone()),
-        }
-    }
-}
-
-impl<K> PartialEq for DeltaObject<K> {
-    /// Equal when both hold the same allocation (objects are shared `Arc`s, never copied).
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (DeltaObject::Object(a), DeltaObject::Object(b)) => Arc::ptr_eq(a, b),
-            (DeltaObject::Tombstone(a), DeltaObject::Tombstone(b)) => a == b,
-            _ => false,
-        }
     }
 }
 

@@ -26,6 +26,6 @@ pub enum Error {
 impl From<Error> for kcache_core::Error {
     /// A reflector sees FIFO failures as store write failures.
     fn from(e: Error) -> Self {
-        kcache_core::Error::Store(kcache_core::ErrorChain(&e).to_string())
+        kcache_core::Error::Store(kcache_core::StoreError::other(e))
     }
 }

@@ -8,6 +8,7 @@ mod initial_sync;
 mod keyed;
 mod options;
 mod popped;
+mod queue;
 mod rules;
 
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
@@ -16,3 +17,4 @@ pub use fifo::{DeltaFifo, QueueMetrics};
 pub use kcache_core::DeletedFinalStateUnknown;
 pub use options::{DeltaFifoOptions, FifoMode, TransformFunc};
 pub use popped::{Popped, PoppedBatch, PoppedEntry};
+pub use queue::Queue;

@@ -14,6 +14,16 @@ pub struct PoppedEntry<K> {
 }
 
 impl<K> PoppedEntry<K> {
+    /// An entry popped from a queue of another kind than [`DeltaFifo`] (see [`crate::Queue`]).
+    pub fn new(key: ObjectKey, deltas: Deltas<K>, is_in_initial_list: bool) -> Self {
+        PoppedEntry {
+            key,
+            deltas,
+            is_in_initial_list,
+            counted: false,
+        }
+    }
+
     /// The key the deltas belong to.
     pub fn key(&self) -> &ObjectKey {
         &self.key
@@ -135,6 +145,12 @@ impl<K: Object> PoppedBatch<'_, K> {
         if let Some(r) = self.requeue.get_mut(i) {
             *r = true;
         }
+    }
+}
+
+impl<K: Object> AsRef<[PoppedEntry<K>]> for PoppedBatch<'_, K> {
+    fn as_ref(&self) -> &[PoppedEntry<K>] {
+        &self.entries
     }
 }
 

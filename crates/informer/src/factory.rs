@@ -13,8 +13,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_core::{ApiResource, ListerWatcher, Object};
-use kcache_store::Indexers;
+use kcache_core::{ApiResource, CacheReader, CacheWriter, ListerWatcher, Object};
+use kcache_store::{Indexer, Indexers};
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -45,7 +45,11 @@ trait ErasedInformer: Send + Sync {
     fn wait_for_cache_sync(&self) -> BoxFuture<bool>;
 }
 
-impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
+impl<K, C> ErasedInformer for SharedIndexInformer<K, C>
+where
+    K: Object,
+    C: CacheReader<K> + CacheWriter<K> + 'static,
+{
     fn run(&self, cancel: CancellationToken) -> BoxFuture<()> {
         let me = self.clone();
         Box::pin(async move {
@@ -62,6 +66,7 @@ impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct InformerKey {
+    /// The informer's type: the object type and the cache type.
     type_id: TypeId,
     group: String,
     version: String,
@@ -80,7 +85,12 @@ struct State {
     shutting_down: bool,
 }
 
-/// Creates and shares informers: asking twice for the same resource returns the same informer.
+/// Creates and shares informers: asking twice for the same resource (and the same object and
+/// cache types) returns the same informer.
+///
+/// Informers cache into kcache-store's [`Indexer`] ([`informer_for`](Self::informer_for)) or into
+/// a cache of your own ([`informer_with_cache`](Self::informer_with_cache)); the factory starts,
+/// waits for and stops both kinds alike.
 pub struct SharedInformerFactory {
     options: FactoryOptions,
     state: Mutex<State>,
@@ -123,15 +133,32 @@ impl SharedInformerFactory {
         K: Object,
         L: ListerWatcher<K> + 'static,
     {
+        self.informer_with_cache(resource, || Arc::new(Indexer::new(indexers())), make_source)
+    }
+
+    /// [`informer_for`](Self::informer_for) with a cache of your own, made by `make_cache` the
+    /// first time (see [`SharedIndexInformer::with_cache`]). An informer of the same resource
+    /// with another cache type is another informer.
+    pub fn informer_with_cache<K, C, L>(
+        &self,
+        resource: &ApiResource,
+        make_cache: impl FnOnce() -> Arc<C>,
+        make_source: impl FnOnce(&FactoryOptions) -> L,
+    ) -> SharedIndexInformer<K, C>
+    where
+        K: Object,
+        C: CacheReader<K> + CacheWriter<K> + 'static,
+        L: ListerWatcher<K> + 'static,
+    {
         let key = InformerKey {
-            type_id: TypeId::of::<K>(),
+            type_id: TypeId::of::<SharedIndexInformer<K, C>>(),
             group: resource.group.clone(),
             version: resource.version.clone(),
             plural: resource.plural.clone(),
         };
         let mut st = self.state.lock();
         if let Some(e) = st.entries.get(&key) {
-            if let Some(inf) = e.typed.downcast_ref::<SharedIndexInformer<K>>() {
+            if let Some(inf) = e.typed.downcast_ref::<SharedIndexInformer<K, C>>() {
                 return inf.clone();
             }
         }
@@ -144,7 +171,8 @@ impl SharedInformerFactory {
         opts.resync_period = self.options.resync_period;
         opts.reflector.label_selector = self.options.label_selector.clone();
         opts.reflector.field_selector = self.options.field_selector.clone();
-        let informer = SharedIndexInformer::new(make_source(&self.options), indexers(), opts);
+        let informer =
+            SharedIndexInformer::with_cache(make_source(&self.options), make_cache(), opts);
         st.entries.insert(
             key,
             Entry {

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use kcache_core::Object;
 
 /// What `on_delete` receives: the deleted object, or a tombstone
-/// ([`DeltaObject::Tombstone`](kcache_delta_fifo::DeltaObject::Tombstone)) when the deletion was
-/// missed while the watch was down — client-go passes `DeletedFinalStateUnknown` in the same slot.
-/// It is DeltaFIFO's own type, so nothing is converted on the way to handlers.
-pub type DeletedObject<K> = kcache_delta_fifo::DeltaObject<K>;
+/// ([`DeletedObject::Tombstone`]) when the deletion was missed while the watch was down —
+/// client-go passes `DeletedFinalStateUnknown` in the same slot. It is kcache-core's type, which
+/// the FIFO's deltas carry too, so nothing is converted on the way to handlers.
+pub use kcache_core::DeletedObject;
 
 /// Receives an informer's notifications. Calls for one handler are sequential, in order; a
 /// handler that is slow delays only itself.

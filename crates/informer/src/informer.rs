@@ -1,11 +1,29 @@
 //! The shared index informer (client-go's `sharedIndexInformer` and `controller.processLoop`).
+//!
+//! How the pop loop works:
+//! - It takes up to 1024 FIFO entries at a time (`Queue::pop_batch`) and writes the batch's
+//!   deltas to the cache with one `CacheWriter::upsert_batch` (applied before any deletion in the
+//!   batch, so the cache changes in delta order); handlers are still notified per delta, in
+//!   order, after the cache write.
+//! - Appending to a handler's buffer does not wake its thread; the loop wakes handlers with
+//!   pending work every 1024 pops and whenever the FIFO runs dry, so a stream of events costs one
+//!   wake-up per batch rather than one per event and handler (a busy FIFO delays a notification
+//!   by at most those pops, a few milliseconds; an idle one not at all).
+//! - Every handler's buffer holds the same reference-counted batch of notifications (each handler
+//!   skips the resyncs not meant for it) instead of its own clones: handing a batch to ten
+//!   handlers costs ten reference counts, not twenty per notification, and the batch is freed by
+//!   the handler that finishes it last.
+//! - The loop is generic over the queue and the cache (`Queue`, `CacheReader` + `CacheWriter`):
+//!   no dynamic call per pop or per write.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_core::{BoxListerWatcher, KnownObjects, ListerWatcher, Object, ReflectorStore};
-use kcache_delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, TransformFunc};
+use kcache_core::{
+    BoxListerWatcher, CacheReader, CacheWriter, KnownObjects, ListerWatcher, Object,
+};
+use kcache_delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, Queue, TransformFunc};
 use kcache_reflector::{Reflector, ReflectorHandle, ReflectorStats, WatchErrorHandler};
 use kcache_store::{Indexer, Indexers};
 use parking_lot::Mutex;
@@ -19,7 +37,7 @@ use crate::notification::{Batch, Notification};
 use crate::notifying_store::NotifyingStore;
 use crate::options::InformerOptions;
 use crate::processor::{determine_resync_period, Processor};
-use crate::registration::ResourceEventHandlerRegistration;
+use crate::registration::{InformerSync, ResourceEventHandlerRegistration};
 use crate::sync_signal::SyncSignal;
 
 /// Pops between wake-ups of handler threads while the FIFO stays busy (it bounds how long a
@@ -33,17 +51,22 @@ const IDLE_YIELDS: usize = 4;
 /// The smallest resync period a handler can ask for (client-go's `minimumResyncPeriod`).
 pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 
-/// A reflector, a DeltaFIFO and an indexer feeding any number of handlers
+/// A reflector, a DeltaFIFO and a cache feeding any number of handlers
 /// (client-go's `SharedIndexInformer`).
+///
+/// The cache is any `C` that implements kcache-core's [`CacheReader`] and [`CacheWriter`];
+/// kcache-store's [`Indexer`] unless said otherwise ([`SharedIndexInformer::new`] builds one,
+/// [`SharedIndexInformer::with_cache`] takes yours). The informer writes it through those traits
+/// with static dispatch, and hands it to the FIFO as its known objects.
 ///
 /// The cache is always updated before handlers are notified. Each handler has its own buffer
 /// and thread, so a slow handler never blocks the FIFO or the other handlers. Cloning is cheap
 /// and every clone is the same informer.
-pub struct SharedIndexInformer<K> {
-    shared: Arc<Shared<K>>,
+pub struct SharedIndexInformer<K, C = Indexer<K>> {
+    shared: Arc<Shared<K, C>>,
 }
 
-impl<K> Clone for SharedIndexInformer<K> {
+impl<K, C> Clone for SharedIndexInformer<K, C> {
     fn clone(&self) -> Self {
         SharedIndexInformer {
             shared: self.shared.clone(),
@@ -51,9 +74,9 @@ impl<K> Clone for SharedIndexInformer<K> {
     }
 }
 
-pub(crate) struct Shared<K> {
+pub(crate) struct Shared<K, C> {
     lw: BoxListerWatcher<K>,
-    indexer: Arc<Indexer<K>>,
+    cache: Arc<C>,
     processor: Processor<K>,
     state: Mutex<State<K>>,
     /// Held while deltas are applied and while a late handler joins, so that it sees every
@@ -114,15 +137,36 @@ pub struct HandlerStats {
 impl Eq for HandlerStats {}
 
 impl<K: Object> SharedIndexInformer<K> {
-    /// An informer over `lw` with these indexers (client-go's `NewSharedIndexInformer`).
+    /// An informer over `lw` caching into an [`Indexer`] with these indexers (client-go's
+    /// `NewSharedIndexInformer`).
     pub fn new<L>(lw: L, indexers: Indexers<K>, options: InformerOptions) -> Self
+    where
+        L: ListerWatcher<K> + 'static,
+    {
+        Self::with_cache(lw, Arc::new(Indexer::new(indexers)), options)
+    }
+
+    /// Adds indexes; allowed at any time, existing objects are indexed at once (client-go 0.30+).
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), InformerError> {
+        Ok(self.shared.cache.add_indexers(indexers)?)
+    }
+}
+
+impl<K, C> SharedIndexInformer<K, C>
+where
+    K: Object,
+    C: CacheReader<K> + CacheWriter<K> + 'static,
+{
+    /// An informer over `lw` caching into `cache`, a store of your own (client-go's informers
+    /// take any `Store`). The cache should start empty: the first list adds every object to it.
+    pub fn with_cache<L>(lw: L, cache: Arc<C>, options: InformerOptions) -> Self
     where
         L: ListerWatcher<K> + 'static,
     {
         SharedIndexInformer {
             shared: Arc::new(Shared {
                 lw: BoxListerWatcher::new(lw),
-                indexer: Arc::new(Indexer::new(indexers)),
+                cache,
                 processor: Processor::new(),
                 state: Mutex::new(State {
                     started: false,
@@ -149,13 +193,8 @@ impl<K: Object> SharedIndexInformer<K> {
     }
 
     /// The cache (client-go's `GetIndexer`; `GetStore` is the same object here).
-    pub fn indexer(&self) -> &Arc<Indexer<K>> {
-        &self.shared.indexer
-    }
-
-    /// Adds indexes; allowed at any time, existing objects are indexed at once (client-go 0.30+).
-    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), InformerError> {
-        Ok(self.shared.indexer.add_indexers(indexers)?)
+    pub fn indexer(&self) -> &Arc<C> {
+        &self.shared.cache
     }
 
     /// Transforms each object once as it enters the FIFO, e.g. to drop managedFields before
@@ -250,7 +289,7 @@ impl<K: Object> SharedIndexInformer<K> {
         );
         let registration = ResourceEventHandlerRegistration {
             listener: listener.clone(),
-            informer: sh.clone(),
+            informer: sh.clone() as Arc<dyn InformerSync>,
         };
         if !st.started {
             sh.processor.add_listener(listener);
@@ -258,7 +297,7 @@ impl<K: Object> SharedIndexInformer<K> {
         }
         let _block = sh.block_deltas.lock();
         sh.processor.add_listener(listener.clone());
-        let adds = sh.indexer.list().into_iter().map(|obj| {
+        let adds = sh.cache.list().into_iter().map(|obj| {
             let add = Notification::Add {
                 obj,
                 is_in_initial_list: true,
@@ -340,7 +379,7 @@ impl<K: Object> SharedIndexInformer<K> {
         };
         InformerStats {
             name: sh.options.name.clone(),
-            objects: sh.indexer.len(),
+            objects: sh.cache.len(),
             reflector: reflector.as_ref().map(|r| r.stats()).unwrap_or_default(),
             last_sync_resource_version: reflector
                 .map(|r| r.last_sync_resource_version())
@@ -372,7 +411,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 return Err(InformerError::RunTwice(sh.options.name.clone()));
             }
             st.started = true;
-            let known: Arc<dyn KnownObjects<K>> = sh.indexer.clone();
+            let known: Arc<dyn KnownObjects<K>> = sh.cache.clone();
             let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
                 known_objects: Some(known),
                 emit_delta_type_replaced: true,
@@ -396,48 +435,7 @@ impl<K: Object> SharedIndexInformer<K> {
         sh.processor.run();
         let reflector_cancel = cancel.child_token();
         let reflector_task = tokio::spawn(reflector.run(reflector_cancel.clone()));
-        let mut pops: usize = 0;
-        let mut outbox = Vec::new();
-        loop {
-            tokio::select! {
-                biased;
-                _ = cancel.cancelled() => break,
-                batch = fifo.pop_batch(WAKE_BATCH) => {
-                    let Ok(batch) = batch else {
-                        break;
-                    };
-                    {
-                        // One hold of the late-handler lock for the whole batch: the cache
-                        // writes and the notifications they cause reach listeners together.
-                        let _block = sh.block_deltas.lock();
-                        let mut writes = Writes::with_capacity(batch.entries().len());
-                        for entry in batch.entries() {
-                            sh.handle_deltas(entry.deltas(), entry.is_in_initial_list(), &mut writes, &mut outbox);
-                        }
-                        sh.flush(&mut writes, &mut outbox);
-                        let capacity = outbox.len();
-                        sh.processor
-                            .distribute_all(std::mem::replace(&mut outbox, Vec::with_capacity(capacity)));
-                    }
-                    let popped = batch.entries().len();
-                    drop(batch);
-                    // Handler threads are woken in batches: every WAKE_BATCH pops, and when the
-                    // FIFO stays empty after giving the producer a few turns (a stream of events
-                    // keeps it busy; an idle one is noticed at once, with no timer).
-                    pops += popped;
-                    if pops >= WAKE_BATCH || fifo_stays_empty(&fifo).await {
-                        pops = 0;
-                        sh.processor.wake_all();
-                    }
-                    if !sh.synced_once.load(Ordering::Acquire) {
-                        if sh.has_synced() {
-                            sh.synced_once.store(true, Ordering::Release);
-                        }
-                        sh.signal.notify();
-                    }
-                }
-            }
-        }
+        sh.process_loop(&*fifo, &cancel).await;
         reflector_cancel.cancel();
         fifo.close();
         if let Err(e) = reflector_task.await {
@@ -454,7 +452,7 @@ impl<K: Object> SharedIndexInformer<K> {
 }
 
 /// Whether the FIFO is still empty after yielding to other tasks (the reflector) a few times.
-async fn fifo_stays_empty<K: Object>(fifo: &DeltaFifo<K>) -> bool {
+async fn fifo_stays_empty<K, Q: Queue<K>>(fifo: &Q) -> bool {
     for _ in 0..IDLE_YIELDS {
         if !fifo.is_empty() {
             return false;
@@ -464,17 +462,87 @@ async fn fifo_stays_empty<K: Object>(fifo: &DeltaFifo<K>) -> bool {
     fifo.is_empty()
 }
 
-impl<K: Object> Shared<K> {
+impl<K, C> InformerSync for Shared<K, C>
+where
+    K: Object,
+    C: CacheReader<K> + CacheWriter<K> + 'static,
+{
+    fn has_synced(&self) -> bool {
+        Shared::has_synced(self)
+    }
+    fn is_stopped(&self) -> bool {
+        Shared::is_stopped(self)
+    }
+    fn signal(&self) -> &SyncSignal {
+        &self.signal
+    }
+}
+
+impl<K, C> Shared<K, C>
+where
+    K: Object,
+    C: CacheReader<K> + CacheWriter<K> + 'static,
+{
     pub(crate) fn has_synced(&self) -> bool {
         self.state
             .lock()
             .fifo
             .as_ref()
-            .is_some_and(|f| f.has_synced())
+            .is_some_and(|f| Queue::has_synced(&**f))
     }
 
     pub(crate) fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::Acquire)
+    }
+
+    /// Pops until `cancel` fires or the queue closes (client-go's `controller.processLoop`):
+    /// each batch goes to the cache, then to the handlers. Generic over the queue, so a pop
+    /// costs no dynamic call.
+    async fn process_loop<Q: Queue<K>>(&self, fifo: &Q, cancel: &CancellationToken) {
+        let sh = self;
+        let mut pops: usize = 0;
+        let mut outbox = Vec::new();
+        loop {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => break,
+                batch = fifo.pop_batch(WAKE_BATCH) => {
+                    let Ok(batch) = batch else {
+                        break;
+                    };
+                    let entries = batch.as_ref();
+                    {
+                        // One hold of the late-handler lock for the whole batch: the cache
+                        // writes and the notifications they cause reach listeners together.
+                        let _block = sh.block_deltas.lock();
+                        let mut writes = Writes::with_capacity(entries.len());
+                        for entry in entries {
+                            sh.handle_deltas(entry.deltas(), entry.is_in_initial_list(), &mut writes, &mut outbox);
+                        }
+                        sh.flush(&mut writes, &mut outbox);
+                        let capacity = outbox.len();
+                        sh.processor
+                            .distribute_all(std::mem::replace(&mut outbox, Vec::with_capacity(capacity)));
+                    }
+                    let popped = entries.len();
+                    drop(batch);
+                    // Handler threads are woken in batches: every WAKE_BATCH pops, and when the
+                    // FIFO stays empty after giving the producer a few turns (a stream of events
+                    // keeps it busy; an idle one is noticed at once, with no timer).
+                    pops += popped;
+                    if pops >= WAKE_BATCH || fifo_stays_empty::<K, Q>(fifo).await {
+                        pops = 0;
+                        sh.processor.wake_all();
+                    }
+                    if !sh.synced_once.load(Ordering::Acquire) {
+                        if sh.has_synced() {
+                            sh.synced_once.store(true, Ordering::Release);
+                        }
+                        sh.signal.notify();
+                    }
+                }
+            }
+        }
     }
 
     /// Applies one key's deltas to the cache and notifies handlers (client-go's
@@ -496,17 +564,16 @@ impl<K: Object> Shared<K> {
             match d.type_ {
                 DeltaType::Deleted => {
                     self.flush(writes, outbox);
-                    match d.object.as_tombstone() {
-                        Some(t) => {
-                            self.indexer.delete_tombstone(t);
-                        }
-                        None => {
-                            if let Some(o) = d.object.object() {
-                                if let Err(e) = self.indexer.delete(o.clone()) {
-                                    tracing::error!(informer = %self.options.name, "cache delete failed: {e}");
-                                }
-                            }
-                        }
+                    // A tombstone is deleted by the key its object was stored under.
+                    let deleted = match d.object.as_tombstone() {
+                        Some(t) => self.cache.delete_by_key(t.key.as_str()),
+                        None => match d.object.object() {
+                            Some(o) => self.cache.delete(o),
+                            None => Ok(None),
+                        },
+                    };
+                    if let Err(e) = deleted {
+                        tracing::error!(informer = %self.options.name, "cache delete failed: {e}");
                     }
                     outbox.push((Notification::Delete(d.object.clone()), false));
                 }
@@ -521,40 +588,33 @@ impl<K: Object> Shared<K> {
     }
 
     /// Applies the gathered writes to the cache, then notifies an update for each that
-    /// replaced an object and an add for each that did not. If an index function fails on one
-    /// of them, they are written one at a time, so only the failing ones are skipped (and
-    /// logged).
+    /// replaced an object and an add for each that did not. A write the cache rejects (an
+    /// index function failed) is skipped and logged; the others go ahead.
     fn flush(&self, writes: &mut Writes<'_, K>, outbox: &mut Outbox<K>) {
         if writes.objs.is_empty() {
             return;
         }
-        let objs = writes.objs.iter().zip(&writes.initial);
-        match self.indexer.upsert_all(&writes.objs) {
-            Ok(replaced) => {
-                for ((obj, initial), old) in objs.zip(replaced) {
-                    outbox.push(write_notification(obj, old, *initial));
+        let mut objs = writes.objs.iter().zip(&writes.initial);
+        self.cache.upsert_batch(&writes.objs, &mut |written| {
+            let Some((obj, initial)) = objs.next() else {
+                return;
+            };
+            match written {
+                Ok(old) => outbox.push(write_notification(obj, old, *initial)),
+                Err(e) => {
+                    tracing::error!(informer = %self.options.name, "cache write failed: {e}");
                 }
             }
-            Err(_) => {
-                for (obj, initial) in objs {
-                    match self.indexer.upsert(Arc::clone(obj)) {
-                        Ok(old) => outbox.push(write_notification(obj, old, *initial)),
-                        Err(e) => {
-                            tracing::error!(informer = %self.options.name, "cache write failed: {e}");
-                        }
-                    }
-                }
-            }
-        }
+        });
         writes.objs.clear();
         writes.initial.clear();
     }
 }
 
 /// Cache writes of a popped batch not yet applied, with whether each came from an entry of
-/// the initial list. They go to the indexer as one `upsert_all` — one lock hold, and the index
-/// functions of the whole batch run back to back, so their cache misses overlap — instead of
-/// one per entry. `upsert_all` writes them in order (a key's later write sees its earlier one);
+/// the initial list. They go to the cache as one `upsert_batch` — for an `Indexer`, one lock
+/// hold, and the index functions of the whole batch run back to back, so their cache misses
+/// overlap — instead of one per entry. It writes them in order (a key's later write sees its earlier one);
 /// a deletion has the writes before it applied first, so the cache and the notifications follow
 /// delta order.
 struct Writes<'a, K> {

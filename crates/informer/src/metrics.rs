@@ -1,16 +1,20 @@
 //! Informer metrics, pulled on scrape: anything that can report [`InformerStats`] is a source.
 
 use crate::{InformerStats, SharedIndexInformer};
-use kcache_core::Object;
+use kcache_core::{CacheReader, CacheWriter, Object};
 
-/// Something that reports an informer's state (every `SharedIndexInformer<K>` does), so one
+/// Something that reports an informer's state (every `SharedIndexInformer` does), so one
 /// exporter can hold informers of different object types.
 pub trait StatsSource: Send + Sync {
     /// The state now.
     fn stats(&self) -> InformerStats;
 }
 
-impl<K: Object> StatsSource for SharedIndexInformer<K> {
+impl<K, C> StatsSource for SharedIndexInformer<K, C>
+where
+    K: Object,
+    C: CacheReader<K> + CacheWriter<K> + 'static,
+{
     fn stats(&self) -> InformerStats {
         SharedIndexInformer::stats(self)
     }

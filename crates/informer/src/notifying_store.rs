@@ -5,20 +5,20 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use kcache_core::{Error, Object, ObjectKey, ReflectorStore};
-use kcache_delta_fifo::DeltaFifo;
+use kcache_core::{Error, ObjectKey, ReflectorStore};
+use kcache_delta_fifo::Queue;
 
 use crate::sync_signal::SyncSignal;
 
-pub(crate) struct NotifyingStore<K> {
-    fifo: Arc<DeltaFifo<K>>,
+pub(crate) struct NotifyingStore<Q> {
+    fifo: Arc<Q>,
     signal: Arc<SyncSignal>,
     /// Synced once is synced for good: after that, writes skip the check.
     synced: AtomicBool,
 }
 
-impl<K: Object> NotifyingStore<K> {
-    pub(crate) fn new(fifo: Arc<DeltaFifo<K>>, signal: Arc<SyncSignal>) -> Self {
+impl<Q> NotifyingStore<Q> {
+    pub(crate) fn new(fifo: Arc<Q>, signal: Arc<SyncSignal>) -> Self {
         NotifyingStore {
             fifo,
             signal,
@@ -26,7 +26,10 @@ impl<K: Object> NotifyingStore<K> {
         }
     }
 
-    fn after(&self, r: Result<(), Error>) -> Result<(), Error> {
+    fn after<K>(&self, r: Result<(), Error>) -> Result<(), Error>
+    where
+        Q: Queue<K>,
+    {
         if !self.synced.load(Ordering::Acquire) && self.fifo.has_synced() {
             self.synced.store(true, Ordering::Release);
             self.signal.notify();
@@ -35,22 +38,22 @@ impl<K: Object> NotifyingStore<K> {
     }
 }
 
-impl<K: Object> ReflectorStore<K> for NotifyingStore<K> {
+impl<K, Q: Queue<K>> ReflectorStore<K> for NotifyingStore<Q> {
     fn add(&self, obj: Arc<K>) -> Result<(), Error> {
         let r = ReflectorStore::add(&*self.fifo, obj);
-        self.after(r)
+        self.after::<K>(r)
     }
     fn update(&self, obj: Arc<K>) -> Result<(), Error> {
         let r = ReflectorStore::update(&*self.fifo, obj);
-        self.after(r)
+        self.after::<K>(r)
     }
     fn delete(&self, obj: Arc<K>) -> Result<(), Error> {
         let r = ReflectorStore::delete(&*self.fifo, obj);
-        self.after(r)
+        self.after::<K>(r)
     }
     fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
         let r = ReflectorStore::replace(&*self.fifo, items, resource_version);
-        self.after(r)
+        self.after::<K>(r)
     }
     fn replace_with_keys(
         &self,
@@ -58,7 +61,7 @@ impl<K: Object> ReflectorStore<K> for NotifyingStore<K> {
         resource_version: &str,
     ) -> Result<(), Error> {
         let r = ReflectorStore::replace_with_keys(&*self.fifo, items, resource_version);
-        self.after(r)
+        self.after::<K>(r)
     }
     fn resync(&self) -> Result<(), Error> {
         ReflectorStore::resync(&*self.fifo)

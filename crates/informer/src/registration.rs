@@ -5,13 +5,20 @@ use std::time::Duration;
 
 use kcache_core::Object;
 
-use crate::informer::Shared;
 use crate::listener::Listener;
+use crate::sync_signal::SyncSignal;
+
+/// What a registration asks of its informer, whatever the informer's cache type.
+pub(crate) trait InformerSync: Send + Sync {
+    fn has_synced(&self) -> bool;
+    fn is_stopped(&self) -> bool;
+    fn signal(&self) -> &SyncSignal;
+}
 
 /// One handler's registration: its own `has_synced`, and what is waiting for it.
 pub struct ResourceEventHandlerRegistration<K> {
     pub(crate) listener: Arc<Listener<K>>,
-    pub(crate) informer: Arc<Shared<K>>,
+    pub(crate) informer: Arc<dyn InformerSync>,
 }
 
 impl<K> Clone for ResourceEventHandlerRegistration<K> {
@@ -35,7 +42,7 @@ impl<K: Object> ResourceEventHandlerRegistration<K> {
     /// returns `has_synced()`.
     pub async fn wait_for_sync(&self) -> bool {
         self.informer
-            .signal
+            .signal()
             .wait_until(|| self.has_synced() || self.informer.is_stopped())
             .await;
         self.has_synced()

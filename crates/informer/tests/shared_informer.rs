@@ -2,7 +2,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -283,6 +283,36 @@ async fn watch_disruption() {
 }
 
 #[tokio::test]
+async fn a_write_the_cache_rejects_is_skipped_and_the_rest_of_the_batch_goes_ahead() {
+    let src = source();
+    for name in ["pod1", "bad", "pod2"] {
+        src.add(pod(name));
+    }
+    let inf = informer(&src, Duration::ZERO);
+    inf.add_indexers(
+        Indexers::new().with("picky", |p: &Pod| match p.metadata.name.as_str() {
+            "bad" => Err("no index value for bad".into()),
+            _ => Ok(kcache_store::IndexValues::none()),
+        }),
+    )
+    .unwrap();
+    let (h, rx) = recorder();
+    inf.add_event_handler(h).unwrap();
+    let (stop, task) = start(&inf);
+    assert!(inf.wait_for_cache_sync().await);
+    let (seen, rx) = take(rx, 2).await;
+    assert_eq!(names(&seen), ["pod1", "pod2"]);
+    assert_eq!(inf.indexer().len(), 2);
+    assert!(inf.indexer().get_by_key("default/bad").is_none());
+    // The informer keeps going: a later event of a good object is written and notified.
+    src.add(pod("pod3"));
+    let (seen, _rx) = take(rx, 1).await;
+    assert_eq!(names(&seen), ["pod3"]);
+    stop.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test]
 async fn transformer_applies_before_cache_and_handlers() {
     let src = source();
     src.add(pod("pod1"));
@@ -308,34 +338,58 @@ async fn transformer_applies_before_cache_and_handlers() {
 
 #[tokio::test]
 async fn no_handler_runs_after_run_returns() {
+    /// Marks, when its thread exits, that the handler's delivery thread is gone.
+    struct ExitGuard(Arc<AtomicBool>);
+    impl Drop for ExitGuard {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    thread_local! {
+        static EXIT_GUARD: std::cell::RefCell<Option<ExitGuard>> = const { std::cell::RefCell::new(None) };
+    }
     let src = source();
     for i in 0..50 {
         src.add(pod(&format!("pod{i}")));
     }
     let inf = informer(&src, Duration::ZERO);
     let calls = Arc::new(AtomicUsize::new(0));
+    let exited = Arc::new(AtomicBool::new(false));
+    let (entered_tx, entered_rx) = tokio::sync::oneshot::channel::<()>();
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    // The first call holds the handler until the informer has been told to stop, so the stop
+    // finds a call in progress and notifications still buffered.
+    let first = std::sync::Mutex::new(Some((entered_tx, release_rx)));
     let reg = inf
         .add_event_handler(ResourceEventHandlerFuncs::new().on_add({
-            let calls = calls.clone();
+            let (calls, exited) = (calls.clone(), exited.clone());
             move |_: &Arc<Pod>, _| {
-                std::thread::sleep(Duration::from_millis(1));
+                EXIT_GUARD.with(|g| {
+                    g.borrow_mut()
+                        .get_or_insert_with(|| ExitGuard(exited.clone()));
+                });
+                if let Some((entered, release)) = first.lock().unwrap().take() {
+                    let _ = entered.send(());
+                    let _ = release.blocking_recv();
+                }
                 calls.fetch_add(1, Ordering::SeqCst);
             }
         }))
         .unwrap();
     let (stop, task) = start(&inf);
     assert!(inf.wait_for_cache_sync().await);
+    entered_rx.await.expect("the handler's first call began");
     stop.cancel();
+    release_tx
+        .send(())
+        .expect("the handler waits for the release");
     task.await.unwrap();
-    let after = calls.load(Ordering::SeqCst);
-    tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(50)))
-        .await
-        .unwrap();
-    assert_eq!(
-        calls.load(Ordering::SeqCst),
-        after,
-        "a handler ran after run returned"
+    // The handler's thread has exited (its thread-locals are dropped), so no call can follow.
+    assert!(
+        exited.load(Ordering::SeqCst),
+        "run returned while the handler's thread was still alive"
     );
+    assert!(calls.load(Ordering::SeqCst) >= 1);
     assert!(!inf.is_registered(&reg));
 }
 

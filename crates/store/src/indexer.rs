@@ -1,4 +1,24 @@
 //! The thread-safe store with indexes: client-go's `cache.Indexer` over a `ThreadSafeStore`.
+//!
+//! How it is built:
+//! - Index and key functions never run under the write lock: a writer computes the key first,
+//!   then the index values under the upgradable read lock (readers carry on; writers queue, as
+//!   they would for the write lock, and `add_indexers` cannot swap the functions meanwhile), then
+//!   upgrades it to the write lock only to move map entries. One lock acquisition per write.
+//! - Index sets hold the stored key itself and compare keys by address, so a set probe — and a
+//!   set's growth — never reads a key's string; the item map keeps each key's hash, so a write
+//!   hashes its key once and growing a shard never re-reads the keys.
+//! - Each index set has a small id, and a stored object keeps the ids of its sets (inline for up
+//!   to two indexes), not the value strings: an update reaches its sets without hashing a value
+//!   or touching a reference count, and compares its new values with the sets' own strings.
+//! - Long readers never hold writers back (client-go #130767): `snapshot()` is an O(1) immutable
+//!   view (the item map is 256 copy-on-write shards); `list()` builds its `Vec` from a snapshot
+//!   after the lock is released. Index reads hold the read lock only while copying out their
+//!   result.
+//! - `upsert_all(objs)` writes a popped FIFO entry's objects in turn — every object with its own
+//!   index maintenance, in one lock hold and one look-up per key (index handles of the writes in
+//!   between, which nobody can read, are not touched) — and returns what each write replaced; a
+//!   key or index function error rejects the whole call.
 
 use std::borrow::Borrow;
 use std::collections::HashMap;

@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 
-mod error;
 mod index;
 mod indexer;
 mod indexers;
@@ -11,10 +10,10 @@ mod state;
 mod traits;
 mod values;
 
-pub use error::StoreError;
 pub use indexer::Indexer;
 pub use indexers::{meta_namespace_index_func, IndexFunc, Indexers, NAMESPACE_INDEX};
 pub use items::Snapshot;
+pub use kcache_core::StoreError;
 pub use key_func::{
     deletion_handling_meta_namespace_key_func, meta_namespace_key_func, CustomKeyFunc, KeyFunc,
 };

@@ -1,9 +1,11 @@
-//! Listers: read-only, selector-aware views of an indexer (client-go's `GenericLister`).
+//! Listers: read-only, selector-aware views of a cache (client-go's `GenericLister`), over
+//! any [`CacheReader`] — client-go's listers take the `Indexer` interface the same way.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use kcache_core::selector::LabelSelector;
-use kcache_core::{Object, Resource};
+use kcache_core::{CacheReader, Object, Resource};
 
 use crate::{Indexer, StoreError, NAMESPACE_INDEX};
 
@@ -18,89 +20,89 @@ pub fn lister_resource_name<R: Resource>() -> String {
     }
 }
 
-/// Every object of `indexer` that `selector` matches (client-go's `ListAll`); the empty selector
+/// Every object of `cache` that `selector` matches (client-go's `ListAll`); the empty selector
 /// matches all without reading labels.
-pub fn list_all<K: Object>(indexer: &Indexer<K>, selector: &LabelSelector) -> Vec<Arc<K>> {
+pub fn list_all<K: Object, C: CacheReader<K> + ?Sized>(
+    cache: &C,
+    selector: &LabelSelector,
+) -> Vec<Arc<K>> {
     if selector.is_empty() {
-        return indexer.list();
+        return cache.list();
     }
-    indexer
-        .snapshot()
-        .objects()
-        .filter(|o| selector.matches_object(&***o))
-        .cloned()
-        .collect()
+    cache.list_matching(&mut |o| selector.matches_object(o))
 }
 
 /// The objects of one namespace that `selector` matches (client-go's `ListAllByNamespace`): read
-/// from the [`NAMESPACE_INDEX`] index when the indexer has one, else by a scan. An empty namespace
+/// from the [`NAMESPACE_INDEX`] index when the cache has one, else by a scan. An empty namespace
 /// means all namespaces.
-pub fn list_all_by_namespace<K: Object>(
-    indexer: &Indexer<K>,
+pub fn list_all_by_namespace<K: Object, C: CacheReader<K> + ?Sized>(
+    cache: &C,
     namespace: &str,
     selector: &LabelSelector,
 ) -> Vec<Arc<K>> {
     if namespace.is_empty() {
-        return list_all(indexer, selector);
+        return list_all(cache, selector);
     }
-    match indexer.by_index(NAMESPACE_INDEX, namespace) {
+    match cache.by_index(NAMESPACE_INDEX, namespace) {
         Ok(mut objs) => {
             if !selector.is_empty() {
                 objs.retain(|o| selector.matches_object(&**o));
             }
             objs
         }
-        Err(_) => indexer
-            .snapshot()
-            .objects()
-            .filter(|o| o.namespace().unwrap_or("") == namespace && selector.matches_object(&***o))
-            .cloned()
-            .collect(),
+        Err(_) => cache.list_matching(&mut |o| {
+            o.namespace().unwrap_or("") == namespace && selector.matches_object(o)
+        }),
     }
 }
 
-/// A lister over all namespaces (client-go's `GenericLister` / generated `XLister`).
-pub struct Lister<K> {
-    indexer: Arc<Indexer<K>>,
+/// A lister over all namespaces (client-go's `GenericLister` / generated `XLister`), reading any
+/// [`CacheReader`] — an [`Indexer`] unless said otherwise (an informer's `indexer()`, or a
+/// cache of your own).
+pub struct Lister<K, C: ?Sized = Indexer<K>> {
+    cache: Arc<C>,
     resource: Arc<str>,
+    _objects: PhantomData<fn() -> K>,
 }
 
-impl<K> Clone for Lister<K> {
+impl<K, C: ?Sized> Clone for Lister<K, C> {
     fn clone(&self) -> Self {
         Lister {
-            indexer: self.indexer.clone(),
+            cache: self.cache.clone(),
             resource: self.resource.clone(),
+            _objects: PhantomData,
         }
     }
 }
 
-impl<K: Object> Lister<K> {
-    /// A lister whose NotFound errors name `resource` (e.g. `configmap`).
-    pub fn new(indexer: Arc<Indexer<K>>, resource: &str) -> Self {
+impl<K: Object, C: CacheReader<K> + ?Sized> Lister<K, C> {
+    /// A lister over `cache` whose NotFound errors name `resource` (e.g. `configmap`).
+    pub fn new(cache: Arc<C>, resource: &str) -> Self {
         Lister {
-            indexer,
+            cache,
             resource: Arc::from(resource),
+            _objects: PhantomData,
         }
     }
 
     /// A lister naming the resource as client-go's generated listers do
     /// ([`lister_resource_name`]).
-    pub fn for_resource(indexer: Arc<Indexer<K>>) -> Self
+    pub fn for_resource(cache: Arc<C>) -> Self
     where
         K: Resource,
     {
-        Self::new(indexer, &lister_resource_name::<K>())
+        Self::new(cache, &lister_resource_name::<K>())
     }
 
     /// The objects `selector` matches, across namespaces.
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        list_all(&self.indexer, selector)
+        list_all(&*self.cache, selector)
     }
 
     /// The object whose key is `name` (cluster-scoped objects; for namespaced ones use
     /// [`Lister::by_namespace`]).
     pub fn get(&self, name: &str) -> Result<Arc<K>, StoreError> {
-        self.indexer
+        self.cache
             .get_by_key(name)
             .ok_or_else(|| StoreError::NotFound {
                 resource: self.resource.to_string(),
@@ -109,7 +111,7 @@ impl<K: Object> Lister<K> {
     }
 
     /// A lister for one namespace.
-    pub fn by_namespace(&self, namespace: &str) -> NamespaceLister<K> {
+    pub fn by_namespace(&self, namespace: &str) -> NamespaceLister<K, C> {
         NamespaceLister {
             lister: self.clone(),
             namespace: Arc::from(namespace),
@@ -118,22 +120,22 @@ impl<K: Object> Lister<K> {
 }
 
 /// A lister for one namespace (client-go's `GenericNamespaceLister`).
-pub struct NamespaceLister<K> {
-    lister: Lister<K>,
+pub struct NamespaceLister<K, C: ?Sized = Indexer<K>> {
+    lister: Lister<K, C>,
     namespace: Arc<str>,
 }
 
-impl<K: Object> NamespaceLister<K> {
+impl<K: Object, C: CacheReader<K> + ?Sized> NamespaceLister<K, C> {
     /// The objects of this namespace that `selector` matches.
     pub fn list(&self, selector: &LabelSelector) -> Vec<Arc<K>> {
-        list_all_by_namespace(&self.lister.indexer, &self.namespace, selector)
+        list_all_by_namespace(&*self.lister.cache, &self.namespace, selector)
     }
 
     /// The object `namespace/name`; NotFound names the resource and `name`.
     pub fn get(&self, name: &str) -> Result<Arc<K>, StoreError> {
         let key = kcache_core::ObjectKey::new(&self.namespace, name);
         self.lister
-            .indexer
+            .cache
             .get_by_key(key.as_str())
             .ok_or_else(|| StoreError::NotFound {
                 resource: self.lister.resource.to_string(),

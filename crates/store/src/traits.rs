@@ -1,9 +1,12 @@
-//! The narrow traits of kcache-core: a reflector can write straight into an indexer, and a
-//! DeltaFIFO can use it as its known objects.
+//! The narrow traits of kcache-core: an informer reads and writes an indexer as its cache
+//! (`CacheReader`, `CacheWriter`), a reflector can write straight into one (`ReflectorStore`),
+//! and a DeltaFIFO uses one as its known objects (`KnownObjects`).
 
 use std::sync::Arc;
 
-use kcache_core::{Error, KnownObjects, Object, ObjectKey, ReflectorStore};
+use kcache_core::{
+    CacheReader, CacheWriter, Error, KnownObjects, Object, ObjectKey, ReflectorStore, StoreError,
+};
 
 use crate::Indexer;
 
@@ -31,5 +34,60 @@ impl<K: Object> KnownObjects<K> for Indexer<K> {
     }
     fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
         Indexer::get_by_key(self, key)
+    }
+}
+
+impl<K: Object> CacheReader<K> for Indexer<K> {
+    fn list(&self) -> Vec<Arc<K>> {
+        Indexer::list(self)
+    }
+    /// Filters a [`crate::Snapshot`]: only the kept objects' handles are copied.
+    fn list_matching(&self, keep: &mut dyn FnMut(&K) -> bool) -> Vec<Arc<K>> {
+        self.snapshot()
+            .objects()
+            .filter(|o| keep(o))
+            .cloned()
+            .collect()
+    }
+    fn len(&self) -> usize {
+        Indexer::len(self)
+    }
+    fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
+        Indexer::by_index(self, index, value)
+    }
+    fn index_keys(&self, index: &str, value: &str) -> Result<Vec<ObjectKey>, StoreError> {
+        Indexer::index_keys(self, index, value)
+    }
+    fn list_index_func_values(&self, index: &str) -> Vec<Arc<str>> {
+        Indexer::list_index_func_values(self, index)
+    }
+}
+
+impl<K: Object> CacheWriter<K> for Indexer<K> {
+    fn upsert(&self, obj: Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
+        Indexer::upsert(self, obj)
+    }
+    /// One [`Indexer::upsert_all`] (one lock hold; all or nothing); if a key or index function
+    /// fails on one of them, they are written one at a time, so only the failing ones fail.
+    fn upsert_batch(
+        &self,
+        objs: &[&Arc<K>],
+        written: &mut dyn FnMut(Result<Option<Arc<K>>, StoreError>),
+    ) {
+        match self.upsert_all(objs) {
+            Ok(replaced) => replaced.into_iter().for_each(|old| written(Ok(old))),
+            Err(_) => {
+                for obj in objs {
+                    written(Indexer::upsert(self, Arc::clone(obj)));
+                }
+            }
+        }
+    }
+    fn delete(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError> {
+        let key = self.key_of(obj)?;
+        Ok(self.delete_by_key(key.as_str()))
+    }
+    fn delete_by_key(&self, key: &str) -> Result<Option<Arc<K>>, StoreError> {
+        Ok(Indexer::delete_by_key(self, key))
     }
 }

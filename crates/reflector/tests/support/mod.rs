@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use kcache_core::{
     Bookmark, DynamicObject, Error, ListMeta, ListParams, ListerWatcher, Object, ObjectKey,
-    ObjectList, ReflectorStore, Status, StatusCause, StatusDetails, WatchEvent, WatchParams,
-    WatchStream,
+    ObjectList, ReflectorStore, Status, StatusCause, StatusDetails, StoreError, WatchEvent,
+    WatchParams, WatchStream,
 };
 use kcache_reflector::{Reflector, ReflectorHandle, ReflectorOptions, WatchListMode};
 use tokio::sync::mpsc;
@@ -228,7 +228,7 @@ impl ListerWatcher<Obj> for ScriptedLw {
         let next = self.script.lock().unwrap().lists.pop_front();
         next.unwrap_or_else(|| {
             self.cancel.cancel();
-            Err(Error::Store("list script exhausted".into()))
+            Err(Error::Store(StoreError::other("list script exhausted")))
         })
     }
 
@@ -378,7 +378,9 @@ impl ReflectorStore<Obj> for RecordingStore {
         *n += 1;
         self.push(Op::Resync);
         if Some(*n) == self.fail_resync_call {
-            return Err(Error::Store("resync refused by the test".into()));
+            return Err(Error::Store(StoreError::other(
+                "resync refused by the test",
+            )));
         }
         Ok(())
     }
