@@ -30,6 +30,10 @@ pub use kcache_informer as informer;
 #[cfg(feature = "transport")]
 pub use kcache_transport as transport;
 
+/// client-go's leader election on a Lease ([`kcache-leaderelection`](kcache_leaderelection)).
+#[cfg(feature = "leaderelection")]
+pub use kcache_leaderelection as leaderelection;
+
 /// The embedded Kubernetes API server for tests ([`kcache-testserver`](kcache_testserver)).
 #[cfg(feature = "testserver")]
 pub use kcache_testserver as testserver;
