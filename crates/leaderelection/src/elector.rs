@@ -356,7 +356,8 @@ impl<L: LeaseClient> LeaderElector<L> {
     }
 
     /// client-go's `release`: writes an empty holder with a one-second lease, conditional on
-    /// the Lease this leader last wrote.
+    /// the Lease this leader last wrote. A conflict means a renewal abandoned at shutdown may
+    /// still have landed: the Lease is read again and released if it still names us.
     async fn release(&self) -> Result<(), Error> {
         let own = {
             let s = self.inner.state.lock();
@@ -365,15 +366,34 @@ impl<L: LeaseClient> LeaderElector<L> {
                 _ => return Ok(()),
             }
         };
+        let transitions = own.record.leader_transitions;
+        match self.write_release(own.resource_version, transitions).await {
+            Err(e) if e.is_conflict() => {
+                let Some(current) = self.inner.lock.get().await? else {
+                    return Ok(());
+                };
+                let ours = current.record.holder_identity == self.inner.config.identity;
+                let rv = current.resource_version.clone();
+                self.observe(current, Instant::now());
+                match ours {
+                    true => self.write_release(rv, transitions).await,
+                    false => Ok(()),
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn write_release(&self, resource_version: String, transitions: u32) -> Result<(), Error> {
         let wall = SystemTime::now();
         let released = Lease {
-            resource_version: own.resource_version,
+            resource_version,
             record: LeaderElectionRecord {
                 holder_identity: String::new(),
                 lease_duration_seconds: 1,
                 acquire_time: Some(wall),
                 renew_time: Some(wall),
-                leader_transitions: own.record.leader_transitions,
+                leader_transitions: transitions,
             },
         };
         let written = self.inner.lock.update(&released).await?;

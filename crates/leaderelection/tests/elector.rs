@@ -350,6 +350,38 @@ async fn release_on_cancel_hands_over_within_a_retry_period() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn release_after_an_abandoned_renewal_reads_the_lease_again() {
+    let lease = MemoryLease::new("default/test");
+    let timeline = Timeline::default();
+    let client = lease.client();
+    let mut cfg = config("a");
+    cfg.release_on_cancel = true;
+    let a = LeaderElector::new(client.clone(), cfg, timeline.callbacks("a")).unwrap();
+    let shutdown = CancellationToken::new();
+    let run = spawn(&a, &shutdown);
+    settle().await;
+    // Each request now takes 1 s to arrive and 1 s to answer: shut down after the next
+    // renewal has been applied but before its answer came back.
+    let before = lease.get().unwrap();
+    client.set_latency(Duration::from_secs(1));
+    sleep(RETRY + Duration::from_millis(1500)).await;
+    let renewed = lease.get().unwrap();
+    assert_eq!(renewed.record.holder_identity, "a");
+    assert_ne!(
+        renewed.resource_version, before.resource_version,
+        "the renewal landed"
+    );
+    shutdown.cancel();
+    assert_eq!(run.await.unwrap(), RunEnd::ShutDown);
+    let released = lease.get().unwrap().record;
+    assert_eq!(
+        released.holder_identity, "",
+        "released despite the conflict"
+    );
+    assert_eq!(released.lease_duration_seconds, 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn health_check_fails_past_lease_duration_plus_tolerance() {
     let lease = MemoryLease::new("default/test");
     let timeline = Timeline::default();
