@@ -282,8 +282,18 @@ fn check(timeline: &Timeline, log: Vec<String>) -> Result<String, String> {
     if !violations.is_empty() {
         return Err(format!("{violations:?}; steps {log:?}"));
     }
-    let terms = timeline.0.lock().len();
-    Ok(format!("{terms} terms; {}", log.join(", ")))
+    let mut terms = timeline.0.lock().clone();
+    terms.sort_by_key(|t| t.start);
+    // The narrowest hand-over: how far the safety margin was from being used up.
+    let narrowest = terms
+        .windows(2)
+        .filter_map(|w| w[0].end.map(|end| w[1].start - end))
+        .min();
+    Ok(format!(
+        "{} terms, narrowest hand-over {narrowest:?}; {}",
+        terms.len(),
+        log.join(", ")
+    ))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
