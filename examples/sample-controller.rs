@@ -14,9 +14,20 @@
 //! no kube-controller-manager, so a clearly labelled simulated deployment controller marks
 //! Deployments as rolled out. With a cluster, it creates the CRD if absent and runs until
 //! Ctrl-C (add `--simulate-deployments` on a cluster without controllers, e.g. envtest).
+//!
+//! With `--leader-elect` (and `--lease-namespace`, `--id`), replicas campaign for a Lease and
+//! only its holder runs the controller; SIGTERM stops the controller and releases the Lease:
+//!
+//! ```text
+//! cargo run -p kcache --example sample-controller -- --kubeconfig F --leader-elect --id a
+//! cargo run -p kcache --example sample-controller -- --kubeconfig F --leader-elect --id b
+//! ```
 
 #[path = "sample_controller/mod.rs"]
 mod sample_controller;
+
+#[path = "sample_controller/leader_election.rs"]
+mod leader_election;
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -25,12 +36,14 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
 use kcache_core::ObjectKey;
+use kcache_leaderelection::RunEnd;
 use kcache_testserver::{ServerConfig, TestServer};
 use kcache_transport::{
     Api, Client, Config, DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams,
     PostParams,
 };
 use serde_json::json;
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use sample_controller::controller::SyncOutcome;
@@ -59,6 +72,8 @@ struct Args {
     /// without kube-controller-manager, such as envtest).
     #[arg(long)]
     simulate_deployments: bool,
+    #[command(flatten)]
+    leader: leader_election::LeaderElectArgs,
 }
 
 /// The demo's namespace (the embedded server creates it at start).
@@ -76,9 +91,7 @@ async fn main() -> Result<(), Box<dyn Error>> {
     tokio::spawn({
         let cancel = cancel.clone();
         async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                tracing::info!("Ctrl-C: shutting down");
-            }
+            leader_election::shutdown_signal().await;
             cancel.cancel();
         }
     });
@@ -98,6 +111,9 @@ async fn run_on_cluster(
     cancel: CancellationToken,
 ) -> Result<(), Box<dyn Error>> {
     tracing::info!(server = %config.cluster_url, "running against a cluster until Ctrl-C");
+    if args.leader.leader_elect {
+        return run_leader_elected(config, args, cancel).await;
+    }
     let running = Running::start(
         Client::new(config)?,
         None,
@@ -108,6 +124,59 @@ async fn run_on_cluster(
     cancel.cancelled().await;
     running.shutdown().await?;
     Ok(())
+}
+
+/// Runs the controller only while holding the Lease; exits with an error when leadership is
+/// lost, as client-go's and controller-runtime's controllers do.
+///
+/// The controller runs on this task (`Running::start`'s future is not `Send`), told to start
+/// by the leading callback through a channel, which then waits until it has stopped.
+async fn run_leader_elected(
+    config: Config,
+    args: &Args,
+    cancel: CancellationToken,
+) -> Result<(), Box<dyn Error>> {
+    let client = Client::new(config.clone())?;
+    let (start, mut terms) = mpsc::unbounded_channel::<(CancellationToken, oneshot::Sender<()>)>();
+    let lead = move |lost: CancellationToken| {
+        let start = start.clone();
+        async move {
+            let (stopped, wait) = oneshot::channel();
+            if start.send((lost, stopped)).is_ok() {
+                let _ = wait.await;
+            }
+        }
+    };
+    let elect = leader_election::run_elected(config, &args.leader, cancel.clone(), lead);
+    let serve = async {
+        while let Some((lost, stopped)) = terms.recv().await {
+            match Running::start(
+                client.clone(),
+                None,
+                args.workers,
+                args.simulate_deployments,
+            )
+            .await
+            {
+                Ok(running) => {
+                    lost.cancelled().await;
+                    if let Err(e) = running.shutdown().await {
+                        tracing::error!("the controller failed: {e}");
+                    }
+                }
+                Err(e) => {
+                    tracing::error!("cannot start the controller: {e}");
+                    cancel.cancel();
+                }
+            }
+            let _ = stopped.send(());
+        }
+    };
+    let (end, ()) = tokio::join!(elect, serve);
+    match end? {
+        RunEnd::LeadershipLost => Err("leader election lost".into()),
+        RunEnd::NotLeading | RunEnd::ShutDown => Ok(()),
+    }
 }
 
 /// Starts the embedded server, runs the scripted demo within `--demo-seconds`, then stops and

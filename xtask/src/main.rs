@@ -7,7 +7,7 @@
 //!   `KUBEBUILDER_ASSETS` (controller-runtime's `setup-envtest use -p path 1.20.2` prints one).
 //! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
 //!   benchmarks); prints the kubeconfig path.
-//! - `soak [SEEDS]`: the reflector's chaos test with many seeds (default 500), in release mode.
+//! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
 
 mod envtest;
 mod envtest_up;
@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         Some("soak") => soak::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest] | envtest-up [--kubeconfig PATH] | soak [SEEDS]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS]"
             );
             return ExitCode::from(2);
         }

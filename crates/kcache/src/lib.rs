@@ -36,6 +36,10 @@ pub use kcache_compact as compact;
 #[cfg(feature = "events")]
 pub use kcache_events as events;
 
+/// client-go's leader election on a Lease ([`kcache-leaderelection`](kcache_leaderelection)).
+#[cfg(feature = "leaderelection")]
+pub use kcache_leaderelection as leaderelection;
+
 /// The embedded Kubernetes API server for tests ([`kcache-testserver`](kcache_testserver)).
 #[cfg(feature = "testserver")]
 pub use kcache_testserver as testserver;

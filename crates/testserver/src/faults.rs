@@ -34,6 +34,8 @@ pub(crate) struct RequestInfo {
     pub verb: Option<Verb>,
     pub resource: Option<String>,
     pub path: String,
+    /// The `User-Agent` header, empty when absent.
+    pub user_agent: String,
 }
 
 /// Which requests a fault applies to; every condition set must hold. `RequestMatch::any()`
@@ -43,6 +45,7 @@ pub struct RequestMatch {
     verb: Option<Verb>,
     resource: Option<String>,
     path_contains: Option<String>,
+    user_agent_contains: Option<String>,
 }
 
 impl RequestMatch {
@@ -69,6 +72,13 @@ impl RequestMatch {
         self
     }
 
+    /// Only requests whose `User-Agent` contains this text: faults for one client among many
+    /// (give each client its own user agent).
+    pub fn user_agent_contains(mut self, text: &str) -> Self {
+        self.user_agent_contains = Some(text.into());
+        self
+    }
+
     pub(crate) fn matches(&self, req: &RequestInfo) -> bool {
         self.verb.is_none_or(|v| req.verb == Some(v))
             && self
@@ -79,6 +89,10 @@ impl RequestMatch {
                 .path_contains
                 .as_deref()
                 .is_none_or(|p| req.path.contains(p))
+            && self
+                .user_agent_contains
+                .as_deref()
+                .is_none_or(|ua| req.user_agent.contains(ua))
     }
 }
 
@@ -223,6 +237,7 @@ mod tests {
             verb: Some(verb),
             resource: Some(resource.into()),
             path: format!("/api/v1/{resource}"),
+            user_agent: format!("test/{resource}"),
         }
     }
 
@@ -243,6 +258,18 @@ mod tests {
         assert_eq!(e.status.retry_after_seconds(), Some(3));
         assert!(f.take_failure(&req(Verb::List, "pods"), 1).is_some());
         assert!(f.take_failure(&req(Verb::List, "pods"), 1).is_none());
+    }
+
+    #[test]
+    fn matches_one_client_by_user_agent() {
+        let f = Faults::default();
+        f.fail_next(
+            5,
+            RequestMatch::any().user_agent_contains("/pods"),
+            Failure::InternalError,
+        );
+        assert!(f.take_failure(&req(Verb::Get, "secrets"), 1).is_none());
+        assert!(f.take_failure(&req(Verb::Get, "pods"), 1).is_some());
     }
 
     #[test]

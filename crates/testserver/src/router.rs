@@ -140,6 +140,12 @@ where
             _ => None,
         },
         path: path.clone(),
+        user_agent: parts
+            .headers
+            .get(http::header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string(),
     };
     let delay = state.faults.delay_for(&info);
     if !delay.is_zero() {

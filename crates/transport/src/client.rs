@@ -46,6 +46,7 @@ struct Inner {
     max_retries: u32,
     default_namespace: String,
     max_object_size: usize,
+    user_agent: HeaderValue,
 }
 
 impl std::fmt::Debug for Client {
@@ -111,6 +112,13 @@ impl Client {
             });
         };
         let base = format!("{scheme}://{authority}{}", url.path().trim_end_matches('/'));
+        let user_agent = match &config.user_agent {
+            None => HeaderValue::from_static(USER_AGENT_VALUE),
+            Some(ua) => HeaderValue::from_str(ua).map_err(|_| ConfigError::Invalid {
+                field: "user_agent",
+                problem: format!("{ua:?} is not a valid header value"),
+            })?,
+        };
         Ok(Client {
             inner: Arc::new(Inner {
                 http: http.build(connector),
@@ -121,6 +129,7 @@ impl Client {
                 max_retries: config.max_retries,
                 default_namespace: config.default_namespace,
                 max_object_size: config.max_object_size,
+                user_agent,
             }),
         })
     }
@@ -203,7 +212,7 @@ impl Client {
         headers
             .entry(ACCEPT)
             .or_insert(HeaderValue::from_static("application/json"));
-        headers.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        headers.insert(USER_AGENT, self.inner.user_agent.clone());
         if let Some(auth) = self.inner.auth.authorization().await? {
             headers.insert(AUTHORIZATION, auth);
         }

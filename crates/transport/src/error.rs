@@ -67,6 +67,14 @@ pub enum ConfigError {
         /// What went wrong.
         problem: String,
     },
+    /// A [`Config`](crate::Config) field has a value that cannot be used.
+    #[error("config {field}: {problem}")]
+    Invalid {
+        /// The field, e.g. `user_agent`.
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The server URL is not a valid http(s) URL.
     #[error("server URL {url:?}: {problem}")]
     ServerUrl {

@@ -53,6 +53,9 @@ pub struct Config {
     pub max_retries: u32,
     /// Largest single object (watch event or list item) accepted, in bytes.
     pub max_object_size: usize,
+    /// The `User-Agent` header (client-go's `rest.Config.UserAgent`); `None`: `kcache/VERSION`.
+    /// Lets audit logs, API priority and fairness, and test servers tell clients apart.
+    pub user_agent: Option<String>,
 }
 
 /// Credentials. Secret values print as `[redacted]`.
@@ -118,6 +121,7 @@ impl Config {
             burst: 10,
             max_retries: 10,
             max_object_size: DEFAULT_MAX_OBJECT_SIZE,
+            user_agent: None,
         }
     }
 
