@@ -8,6 +8,8 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 
 use crate::auth;
+use crate::compress;
+use crate::convert;
 use crate::faults::RequestInfo;
 use crate::handlers::{discovery, dispatch, Target};
 use crate::query::Query;
@@ -81,9 +83,15 @@ where
     B: http_body::Body<Data = Bytes>,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    route(&state, req)
+    let gzip = compress::accepts_gzip(req.headers());
+    let resp = route(&state, req)
         .await
-        .unwrap_or_else(ApiError::into_response)
+        .unwrap_or_else(ApiError::into_response);
+    if gzip {
+        compress::gzip(resp).await
+    } else {
+        resp
+    }
 }
 
 async fn route<B>(state: &Arc<ServerState>, req: Request<B>) -> ApiResult
@@ -101,6 +109,10 @@ where
     }
     let query = Query::parse(parts.uri.query());
     let route = parse_path(state, &path)?;
+    let convert = match &route {
+        Route::Resource(_) => convert::negotiate(&parts.headers)?,
+        _ => convert::Convert::None,
+    };
     let info = RequestInfo {
         verb: match &route {
             Route::Resource(t) => t.verb(&parts.method, &query),
@@ -138,7 +150,11 @@ where
         }
     };
     match route {
-        Route::Resource(t) => dispatch(state, &parts.method, t, &query, &parts.headers, body).await,
+        Route::Resource(t) => {
+            let res = t.res.clone();
+            let resp = dispatch(state, &parts.method, t, &query, &parts.headers, body).await?;
+            convert::apply(&convert, &res, info.verb, resp).await
+        }
         _ if parts.method != Method::GET => Err(ApiError::method_not_allowed()),
         Route::Version => discovery::version(),
         Route::CoreVersions => discovery::core_versions(state),
