@@ -3,6 +3,7 @@
 //! environment ([`Config::incluster`]), or from whichever exists ([`Config::infer`]).
 
 pub mod exec;
+mod impersonate;
 mod incluster;
 pub mod kubeconfig;
 pub mod merge;
@@ -17,6 +18,7 @@ use crate::decode::DEFAULT_MAX_OBJECT_SIZE;
 use crate::error::ConfigError;
 use crate::secret::Secret;
 use exec::ExecConfig;
+pub use impersonate::Impersonate;
 pub use incluster::{SERVICE_ACCOUNT_DIR, TOKEN_REREAD_PERIOD};
 use kubeconfig::Kubeconfig;
 pub use resolve::KubeConfigOptions;
@@ -51,8 +53,18 @@ pub struct Config {
     pub burst: u32,
     /// Retries of a non-watch request answered 429 or 5xx with `Retry-After` (client-go: 10).
     pub max_retries: u32,
-    /// Largest single object (watch event or list item) accepted, in bytes.
+    /// Largest single object (watch event or list item) accepted, in bytes; it bounds the
+    /// decompressed bytes of a gzipped response too.
     pub max_object_size: usize,
+    /// Do not ask for gzip-compressed responses (client-go's `DisableCompression`, kubeconfig
+    /// `disable-compression`). By default the client asks, as client-go does; the API server
+    /// compresses responses over 128 KiB, and the client decompresses while decoding.
+    pub disable_compression: bool,
+    /// Act as another user (kubeconfig `as`, `as-uid`, `as-groups`, `as-user-extra`).
+    pub impersonate: Impersonate,
+    /// Reach the server through this proxy: `http://`, `https://` (both with `CONNECT`) or
+    /// `socks5://`, optionally with `user:password@` (kubeconfig `proxy-url`).
+    pub proxy_url: Option<http::Uri>,
 }
 
 /// Credentials. Secret values print as `[redacted]`.
@@ -118,6 +130,9 @@ impl Config {
             burst: 10,
             max_retries: 10,
             max_object_size: DEFAULT_MAX_OBJECT_SIZE,
+            disable_compression: false,
+            impersonate: Impersonate::default(),
+            proxy_url: None,
         }
     }
 
