@@ -28,12 +28,11 @@ use tower_service::Service;
 
 /// Checks a `proxy-url` as client-go's `parseProxyURL` does: `http`, `https` or `socks5`.
 pub(crate) fn parse_proxy_url(url: &str) -> Result<Uri, String> {
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| format!("could not parse {url:?}: {e}"))?;
+    // The URL may hold a password: errors name the problem, not the URL.
+    let uri: Uri = url.parse().map_err(|e| format!("not a URL: {e}"))?;
     match uri.scheme_str() {
         Some("http" | "https" | "socks5") if uri.host().is_some() => Ok(uri),
-        Some("http" | "https" | "socks5") => Err(format!("{url:?} has no host")),
+        Some("http" | "https" | "socks5") => Err("the URL has no host".into()),
         other => Err(format!(
             "unsupported scheme {:?}, must be http, https, or socks5",
             other.unwrap_or("")
@@ -82,7 +81,7 @@ impl ProxyConnector {
             Some("socks5") => Kind::Socks5,
             other => {
                 return Err(format!(
-                    "proxy {url}: unsupported scheme {:?}, must be http, https, or socks5",
+                    "unsupported scheme {:?}, must be http, https, or socks5",
                     other.unwrap_or("")
                 ))
             }
@@ -96,7 +95,7 @@ impl ProxyConnector {
         let port = url.port_u16().unwrap_or(default_port);
         let address: Uri = format!("http://{}:{port}", bracketed(&host))
             .parse()
-            .map_err(|e| format!("proxy {url}: {e}"))?;
+            .map_err(|e| format!("proxy host {host:?}: {e}"))?;
         let credentials = url
             .authority()
             .and_then(|a| a.as_str().rsplit_once('@'))
