@@ -3,7 +3,9 @@
 //! with one handler counting adds and updates. `sync_seconds` runs from `start` until
 //! `has_synced`; then, with `--expect-updates N`, `update_seconds` runs until N update
 //! notifications have arrived (another process — `kcache-bench churn` — modifies objects once
-//! "SYNCED" appears on stderr, the same line cgbench prints).
+//! "SYNCED" appears on stderr, the same line cgbench prints). With `--metadata` the informer
+//! caches `PartialObjectMeta<ConfigMap>` (client-go's metadatainformer, cgbench's `-metadata`)
+//! and the report says `metadata_only: true`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,7 +13,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
+use kcache_core::Object;
+use kcache_informer::{
+    FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
+};
 use serde_json::json;
 use tokio::sync::Notify;
 
@@ -30,6 +35,9 @@ pub struct Args {
     /// Overall limit, as a Go duration (`90s`, `10m`) or seconds.
     #[arg(long, default_value = "10m", value_parser = parse_duration)]
     timeout: Duration,
+    /// Cache metadata only (`PartialObjectMetadata`, client-go's metadatainformer).
+    #[arg(long)]
+    metadata: bool,
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
@@ -67,62 +75,78 @@ pub fn run(args: Args) {
     runtime.block_on(async {
         let client = client::from_kubeconfig(&args.kubeconfig);
         let factory = SharedInformerFactory::new(client, FactoryOptions::default());
-        let informer = factory.informer::<ConfigMap>();
-        let counts = Arc::new(Counts {
-            adds: AtomicU64::new(0),
-            updates: AtomicU64::new(0),
-            expect: args.expect_updates,
-            reached: Notify::new(),
-        });
-        let (on_add, on_update) = (counts.clone(), counts.clone());
-        informer
-            .add_event_handler(
-                ResourceEventHandlerFuncs::new()
-                    .on_add(move |_, _| {
-                        on_add.adds.fetch_add(1, Ordering::Relaxed);
-                    })
-                    .on_update(move |_, _| {
-                        let n = on_update.updates.fetch_add(1, Ordering::Relaxed) + 1;
-                        if n == on_update.expect {
-                            on_update.reached.notify_one();
-                        }
-                    }),
-            )
-            .expect("a new informer accepts handlers");
-
-        let start = Instant::now();
-        factory.start();
-        let synced = tokio::time::timeout_at(deadline.into(), informer.wait_for_cache_sync()).await;
-        if synced != Ok(true) {
-            eprintln!("sync timed out");
-            std::process::exit(1);
-        }
-        let sync_seconds = start.elapsed().as_secs_f64();
-        eprintln!("SYNCED");
-
-        let mut update_seconds = 0.0;
-        if args.expect_updates > 0 {
-            let t = Instant::now();
-            if tokio::time::timeout_at(deadline.into(), counts.reached.notified())
-                .await
-                .is_err()
-            {
-                eprintln!("timed out waiting for {} updates", args.expect_updates);
-            }
-            update_seconds = t.elapsed().as_secs_f64();
-        }
-        // Read before shutdown, as cgbench does while its informer still runs.
-        let fields = json!({
-            "sync_seconds": sync_seconds,
-            "objects": informer.indexer().len(),
-            "initial_adds": counts.adds.load(Ordering::Relaxed),
-            "updates": counts.updates.load(Ordering::Relaxed),
-            "update_seconds": update_seconds,
-            "rss_bytes": rss_bytes(),
-        });
+        let mut fields = if args.metadata {
+            let informer = factory.metadata_informer::<ConfigMap>();
+            measure(&factory, &informer, &args, deadline).await
+        } else {
+            let informer = factory.informer::<ConfigMap>();
+            measure(&factory, &informer, &args, deadline).await
+        };
+        fields["metadata_only"] = args.metadata.into();
         factory.shutdown().await;
         emit("informer", fields);
     });
+}
+
+/// Starts the factory and measures `informer`'s sync (and updates); the report's fields.
+async fn measure<K: Object>(
+    factory: &SharedInformerFactory,
+    informer: &SharedIndexInformer<K>,
+    args: &Args,
+    deadline: Instant,
+) -> serde_json::Value {
+    let counts = Arc::new(Counts {
+        adds: AtomicU64::new(0),
+        updates: AtomicU64::new(0),
+        expect: args.expect_updates,
+        reached: Notify::new(),
+    });
+    let (on_add, on_update) = (counts.clone(), counts.clone());
+    informer
+        .add_event_handler(
+            ResourceEventHandlerFuncs::new()
+                .on_add(move |_, _| {
+                    on_add.adds.fetch_add(1, Ordering::Relaxed);
+                })
+                .on_update(move |_, _| {
+                    let n = on_update.updates.fetch_add(1, Ordering::Relaxed) + 1;
+                    if n == on_update.expect {
+                        on_update.reached.notify_one();
+                    }
+                }),
+        )
+        .expect("a new informer accepts handlers");
+
+    let start = Instant::now();
+    factory.start();
+    let synced = tokio::time::timeout_at(deadline.into(), informer.wait_for_cache_sync()).await;
+    if synced != Ok(true) {
+        eprintln!("sync timed out");
+        std::process::exit(1);
+    }
+    let sync_seconds = start.elapsed().as_secs_f64();
+    eprintln!("SYNCED");
+
+    let mut update_seconds = 0.0;
+    if args.expect_updates > 0 {
+        let t = Instant::now();
+        if tokio::time::timeout_at(deadline.into(), counts.reached.notified())
+            .await
+            .is_err()
+        {
+            eprintln!("timed out waiting for {} updates", args.expect_updates);
+        }
+        update_seconds = t.elapsed().as_secs_f64();
+    }
+    // Read before shutdown, as cgbench does while its informer still runs.
+    json!({
+        "sync_seconds": sync_seconds,
+        "objects": informer.indexer().len(),
+        "initial_adds": counts.adds.load(Ordering::Relaxed),
+        "updates": counts.updates.load(Ordering::Relaxed),
+        "update_seconds": update_seconds,
+        "rss_bytes": rss_bytes(),
+    })
 }
 
 #[cfg(test)]

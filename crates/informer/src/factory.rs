@@ -259,7 +259,7 @@ mod with_transport {
             f
         }
 
-        fn client(&self) -> &Client {
+        pub(crate) fn client(&self) -> &Client {
             self.client
                 .as_ref()
                 .expect("informer() needs a factory built with SharedInformerFactory::new(client)")

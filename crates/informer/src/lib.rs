@@ -5,6 +5,8 @@ mod factory;
 mod handler;
 mod informer;
 mod listener;
+#[cfg(feature = "transport")]
+mod metadata_informer;
 mod metrics;
 mod notification;
 mod notifying_store;

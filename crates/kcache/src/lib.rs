@@ -2,7 +2,7 @@
 
 /// The shared types and narrow traits ([`kcache-core`](kcache_core)).
 pub use kcache_core as core;
-pub use kcache_core::{DynamicObject, Object, ObjectKey, Resource};
+pub use kcache_core::{DynamicObject, Object, ObjectKey, PartialObjectMeta, Resource};
 
 /// client-go's `util/workqueue` ([`kcache-workqueue`](kcache_workqueue)).
 #[cfg(feature = "workqueue")]

@@ -93,10 +93,29 @@ impl RawClient {
         content_type: &str,
         body: Bytes,
     ) -> Result<http::Response<Incoming>, Error> {
+        self.send_with(method, path, &[], content_type, body).await
+    }
+
+    async fn send_with(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        content_type: &str,
+        body: Bytes,
+    ) -> Result<http::Response<Incoming>, Error> {
         let mut b = Request::builder()
             .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header(header::ACCEPT, "application/json");
+            .uri(format!("{}{path}", self.base));
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
+        {
+            b = b.header(header::ACCEPT, "application/json");
+        }
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
         if let Some(t) = &self.token {
             b = b.header(header::AUTHORIZATION, format!("Bearer {t}"));
         }
@@ -105,6 +124,24 @@ impl RawClient {
         }
         let req = b.body(Full::new(body)).map_err(req_err)?;
         self.client.request(req).await.map_err(req_err)
+    }
+
+    /// Any request with extra headers (an `Accept` given here replaces the default
+    /// `application/json`); the response body as sent, not decoded or decompressed.
+    pub async fn request_with_headers(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        content_type: &str,
+        body: impl Into<Bytes>,
+    ) -> Result<http::Response<Bytes>, Error> {
+        let resp = self
+            .send_with(method, path, headers, content_type, body.into())
+            .await?;
+        let (parts, body) = resp.into_parts();
+        let bytes = body.collect().await.map_err(req_err)?.to_bytes();
+        Ok(http::Response::from_parts(parts, bytes))
     }
 
     /// Any request; `body` is sent as is with `content_type`.

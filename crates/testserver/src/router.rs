@@ -8,6 +8,8 @@ use http::{header, HeaderMap, Method, Request, Response};
 use http_body_util::{BodyExt, Limited};
 
 use crate::auth;
+use crate::compress;
+use crate::convert;
 use crate::faults::RequestInfo;
 use crate::handlers::{discovery, dispatch, Target};
 use crate::query::Query;
@@ -83,16 +85,21 @@ where
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let pretty = wants_pretty(req.uri().query(), req.headers());
-    let resp = route(&state, req)
+    let gzip = compress::accepts_gzip(req.headers());
+    let mut resp = route(&state, req)
         .await
         .unwrap_or_else(ApiError::into_response);
-    if !pretty || resp.extensions().get::<Streamed>().is_some() {
-        return resp;
+    if pretty && resp.extensions().get::<Streamed>().is_none() {
+        let (parts, body) = resp.into_parts();
+        resp = match body.collect().await {
+            Ok(b) => Response::from_parts(parts, full(crate::wire::indent(&b.to_bytes()))),
+            Err(e) => Response::from_parts(parts, full(e.to_string())),
+        };
     }
-    let (parts, body) = resp.into_parts();
-    match body.collect().await {
-        Ok(b) => Response::from_parts(parts, full(crate::wire::indent(&b.to_bytes()))),
-        Err(e) => Response::from_parts(parts, full(e.to_string())),
+    if gzip {
+        compress::gzip(resp).await
+    } else {
+        resp
     }
 }
 
@@ -130,6 +137,10 @@ where
     }
     let query = Query::parse(parts.uri.query());
     let route = parse_path(state, &path)?;
+    let convert = match &route {
+        Route::Resource(_) => convert::negotiate(&parts.headers)?,
+        _ => convert::Convert::None,
+    };
     let info = RequestInfo {
         verb: match &route {
             Route::Resource(t) => t.verb(&parts.method, &query),
@@ -173,7 +184,11 @@ where
         }
     };
     match route {
-        Route::Resource(t) => dispatch(state, &parts.method, t, &query, &parts.headers, body).await,
+        Route::Resource(t) => {
+            let res = t.res.clone();
+            let resp = dispatch(state, &parts.method, t, &query, &parts.headers, body).await?;
+            convert::apply(&convert, &res, info.verb, resp).await
+        }
         _ if parts.method != Method::GET => Err(ApiError::method_not_allowed()),
         Route::Version => discovery::version(),
         Route::CoreVersions => discovery::core_versions(state),

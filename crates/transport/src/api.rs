@@ -4,7 +4,10 @@
 use std::marker::PhantomData;
 
 use bytes::Bytes;
-use http::{header::CONTENT_TYPE, Method, Request};
+use http::{
+    header::{ACCEPT, CONTENT_TYPE},
+    Method, Request,
+};
 use kcache_core::{
     ApiResource, Error, ListParams, ObjectList, Resource, Status, WatchParams, WatchStream,
 };
@@ -19,6 +22,8 @@ pub struct Api<K> {
     client: Client,
     resource: ApiResource,
     namespace: Option<String>,
+    /// Ask for `PartialObjectMetadata` (set by [`Api::into_metadata`]).
+    pub(crate) metadata_only: bool,
     _k: PhantomData<fn() -> K>,
 }
 
@@ -28,6 +33,7 @@ impl<K> Clone for Api<K> {
             client: self.client.clone(),
             resource: self.resource.clone(),
             namespace: self.namespace.clone(),
+            metadata_only: self.metadata_only,
             _k: PhantomData,
         }
     }
@@ -78,6 +84,7 @@ impl<K> Api<K> {
             client,
             resource,
             namespace: namespace.filter(|n| !n.is_empty()).map(String::from),
+            metadata_only: false,
             _k: PhantomData,
         }
     }
@@ -95,6 +102,15 @@ impl<K> Api<K> {
     /// The client.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The `Accept` header of a metadata-only Api: a list, or one object (and watch events).
+    fn accept(&self, list: bool) -> Option<&'static str> {
+        match (self.metadata_only, list) {
+            (false, _) => None,
+            (true, true) => Some(crate::metadata::ACCEPT_PARTIAL_LIST),
+            (true, false) => Some(crate::metadata::ACCEPT_PARTIAL),
+        }
     }
 
     fn collection_uri(&self, query: &str) -> String {
@@ -133,19 +149,22 @@ fn with_query(mut path: String, query: &str) -> String {
 fn request(
     method: Method,
     uri: &str,
-    content_type: Option<&str>,
+    (content_type, accept): (Option<&str>, Option<&str>),
     body: Vec<u8>,
 ) -> Result<Request<Bytes>, Error> {
     let mut b = Request::builder().method(method).uri(uri);
     if let Some(ct) = content_type {
         b = b.header(CONTENT_TYPE, ct);
     }
+    if let Some(a) = accept {
+        b = b.header(ACCEPT, a);
+    }
     b.body(Bytes::from(body))
         .map_err(|e| Error::Request(format!("invalid request {uri}: {e}").into()))
 }
 
-fn get_request(uri: &str) -> Result<Request<Bytes>, Error> {
-    request(Method::GET, uri, None, Vec::new())
+fn get_request(uri: &str, accept: Option<&str>) -> Result<Request<Bytes>, Error> {
+    request(Method::GET, uri, (None, accept), Vec::new())
 }
 
 fn json_body<T: Serialize>(obj: &T) -> Result<Vec<u8>, Error> {
@@ -156,14 +175,19 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
     /// Reads one object.
     pub async fn get(&self, name: &str) -> Result<K, Error> {
         self.client
-            .request_json(get_request(&self.object_uri(name, None, "")?)?)
+            .request_json(get_request(
+                &self.object_uri(name, None, "")?,
+                self.accept(false),
+            )?)
             .await
     }
 
     /// Reads one object through its `status` subresource.
     pub async fn get_status(&self, name: &str) -> Result<K, Error> {
         let uri = self.object_uri(name, Some("status"), "")?;
-        self.client.request_json(get_request(&uri)?).await
+        self.client
+            .request_json(get_request(&uri, self.accept(false))?)
+            .await
     }
 
     /// Lists one page, decoding items as they arrive (use [`ListPager`](crate::ListPager) for
@@ -176,13 +200,17 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
     /// is on the stream once it ends.
     pub async fn list_stream(&self, params: &ListParams) -> Result<ListItems<K>, Error> {
         let uri = self.collection_uri(&params.to_query());
-        self.client.request_list(get_request(&uri)?).await
+        self.client
+            .request_list(get_request(&uri, self.accept(true))?)
+            .await
     }
 
     /// Starts a watch.
     pub async fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>, Error> {
         let uri = self.collection_uri(&params.to_query());
-        self.client.request_watch(get_request(&uri)?).await
+        self.client
+            .request_watch(get_request(&uri, self.accept(false))?)
+            .await
     }
 
     /// Patches an object.
@@ -216,7 +244,7 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
         let req = request(
             Method::PATCH,
             &uri,
-            Some(patch.content_type()),
+            (Some(patch.content_type()), self.accept(false)),
             patch.body()?,
         )?;
         self.client.request_json(req).await
@@ -228,7 +256,7 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
         let req = request(
             Method::DELETE,
             &uri,
-            Some("application/json"),
+            (Some("application/json"), self.accept(false)),
             params.body(),
         )?;
         let body = self.client.request_bytes(req).await?;
@@ -257,7 +285,7 @@ impl<K: Serialize + DeserializeOwned + Send + 'static> Api<K> {
         let req = request(
             Method::POST,
             &uri,
-            Some("application/json"),
+            (Some("application/json"), self.accept(false)),
             json_body(obj)?,
         )?;
         self.client.request_json(req).await
@@ -286,7 +314,12 @@ impl<K: Serialize + DeserializeOwned + Send + 'static> Api<K> {
         obj: &K,
     ) -> Result<K, Error> {
         let uri = self.object_uri(name, sub, &params.to_query())?;
-        let req = request(Method::PUT, &uri, Some("application/json"), json_body(obj)?)?;
+        let req = request(
+            Method::PUT,
+            &uri,
+            (Some("application/json"), self.accept(false)),
+            json_body(obj)?,
+        )?;
         self.client.request_json(req).await
     }
 }

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{HeaderValue, ACCEPT, AUTHORIZATION, USER_AGENT};
-use http::{Request, Response, StatusCode};
-use http_body_util::{BodyDataStream, BodyExt, Full, Limited};
+use http::header::{HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, USER_AGENT};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -18,16 +18,19 @@ use rustls_pki_types::ServerName;
 use serde::de::DeserializeOwned;
 
 use crate::auth::Auth;
+use crate::body::ResponseBody;
 use crate::config::Config;
 use crate::decode::{ListStream, WatchEventStream};
 use crate::error::{status_from_response, ConfigError};
+use crate::proxy::ProxyConnector;
 use crate::ratelimit::RateLimiter;
+use crate::retry;
 use crate::tls::{self, ClientCertSlot};
 
 /// The items of a list response as they are decoded (see [`ListStream`]).
-pub type ListItems<K> = ListStream<BodyDataStream<Incoming>, K>;
+pub type ListItems<K> = ListStream<ResponseBody, K>;
 
-type HyperClient = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+type HyperClient = hyper_util::client::legacy::Client<HttpsConnector<ProxyConnector>, Full<Bytes>>;
 
 /// A client of one API server (client-go's `rest.RESTClient` with its transport). Cheap to
 /// clone: clones share the connection pool, credentials and rate limiter.
@@ -47,6 +50,10 @@ struct Inner {
     default_namespace: String,
     max_object_size: usize,
     user_agent: HeaderValue,
+    /// `Accept-Encoding: gzip` on every request (client-go's default).
+    gzip: bool,
+    /// Impersonation headers, sent with every request.
+    impersonate: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl std::fmt::Debug for Client {
@@ -85,6 +92,8 @@ impl Client {
         connector.enforce_http(false);
         connector.set_nodelay(true);
         connector.set_connect_timeout(config.connect_timeout);
+        let connector = ProxyConnector::new(connector, config.proxy_url.as_ref(), &tls)
+            .map_err(ConfigError::Proxy)?;
         let builder = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http();
@@ -130,6 +139,8 @@ impl Client {
                 default_namespace: config.default_namespace,
                 max_object_size: config.max_object_size,
                 user_agent,
+                gzip: !config.disable_compression,
+                impersonate: config.impersonate.headers()?,
             }),
         })
     }
@@ -160,7 +171,7 @@ impl Client {
         let limit = self.inner.max_object_size;
         let timeout = self.inner.request_timeout;
         let resp = self.send(&req, Kind::Buffered).await?;
-        let body = read_body(resp.into_body(), limit);
+        let body = ResponseBody::of(resp)?.read_to_end(limit);
         match timeout {
             Some(t) => tokio::time::timeout(t, body).await.map_err(|_| {
                 Error::Request(format!("response body not read within {t:?}").into())
@@ -182,7 +193,7 @@ impl Client {
     ) -> Result<ListItems<K>, Error> {
         let resp = self.send(&req, Kind::Streamed).await?;
         Ok(ListStream::new(
-            BodyDataStream::new(resp.into_body()),
+            ResponseBody::of(resp)?,
             self.inner.max_object_size,
         ))
     }
@@ -194,7 +205,7 @@ impl Client {
     ) -> Result<WatchStream<K>, Error> {
         let resp = self.send(&req, Kind::Watch).await?;
         Ok(Box::pin(WatchEventStream::new(
-            BodyDataStream::new(resp.into_body()),
+            ResponseBody::of(resp)?,
             self.inner.max_object_size,
         )))
     }
@@ -213,6 +224,14 @@ impl Client {
             .entry(ACCEPT)
             .or_insert(HeaderValue::from_static("application/json"));
         headers.insert(USER_AGENT, self.inner.user_agent.clone());
+        if self.inner.gzip {
+            headers
+                .entry(ACCEPT_ENCODING)
+                .or_insert(HeaderValue::from_static("gzip"));
+        }
+        for (name, value) in &self.inner.impersonate {
+            headers.append(name.clone(), value.clone());
+        }
         if let Some(auth) = self.inner.auth.authorization().await? {
             headers.insert(AUTHORIZATION, auth);
         }
@@ -229,21 +248,30 @@ impl Client {
                 }
             }
             let sent = inner.http.request(self.build(req).await?);
-            let resp = match (kind, inner.request_timeout) {
+            let sent = match (kind, inner.request_timeout) {
                 (Kind::Watch, _) | (_, None) => sent.await,
                 (_, Some(t)) => tokio::time::timeout(t, sent).await.map_err(|_| {
                     Error::Request(
                         format!("{} {}: no response within {t:?}", req.method(), req.uri()).into(),
                     )
                 })?,
-            }
-            .map_err(|e| {
-                if e.is_connect() {
-                    Error::Connect(Box::new(e))
-                } else {
-                    Error::Request(Box::new(e))
+            };
+            let resp = match sent {
+                Ok(resp) => resp,
+                Err(e)
+                    if kind != Kind::Watch
+                        && req.method() == Method::GET
+                        && attempt < inner.max_retries
+                        && retry::is_retryable(&e) =>
+                {
+                    attempt += 1;
+                    tracing::debug!(attempt, uri = %req.uri(), "retrying a GET after: {e}");
+                    tokio::time::sleep(retry::CONNECTION_RESET_DELAY).await;
+                    continue;
                 }
-            })?;
+                Err(e) if e.is_connect() => return Err(Error::Connect(Box::new(e))),
+                Err(e) => return Err(Error::Request(Box::new(e))),
+            };
             let code = resp.status();
             if code.is_success() {
                 return Ok(resp);
@@ -254,9 +282,13 @@ impl Client {
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u32>().ok());
             let location = resp.headers().get(http::header::LOCATION).cloned();
-            let body = read_body(resp.into_body(), inner.max_object_size)
-                .await
-                .unwrap_or_default();
+            let body = match ResponseBody::of(resp) {
+                Ok(b) => b
+                    .read_to_end(inner.max_object_size)
+                    .await
+                    .unwrap_or_default(),
+                Err(_) => Bytes::new(),
+            };
             if code == StatusCode::UNAUTHORIZED {
                 inner.auth.unauthorized().await;
             }
@@ -274,12 +306,4 @@ impl Client {
             return Err(status_from_response(code, retry_after, location.as_ref(), &body).into());
         }
     }
-}
-
-async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, Error> {
-    Limited::new(body, limit)
-        .collect()
-        .await
-        .map(|c| c.to_bytes())
-        .map_err(Error::Request)
 }

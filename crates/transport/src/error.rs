@@ -75,6 +75,12 @@ pub enum ConfigError {
         /// What is wrong with it.
         problem: String,
     },
+    /// The proxy URL cannot be used.
+    #[error("proxy: {0}")]
+    Proxy(String),
+    /// An impersonation setting cannot be sent.
+    #[error("impersonation: {0}")]
+    Impersonation(String),
     /// The server URL is not a valid http(s) URL.
     #[error("server URL {url:?}: {problem}")]
     ServerUrl {

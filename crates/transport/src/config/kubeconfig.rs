@@ -61,9 +61,12 @@ pub struct Cluster {
     /// The name to verify the server certificate against, instead of the URL's host.
     #[serde(default)]
     pub tls_server_name: Option<String>,
-    /// A proxy URL (not supported: rejected when the cluster is used).
+    /// A proxy to reach the server through: `http`, `https` or `socks5`.
     #[serde(default)]
     pub proxy_url: Option<String>,
+    /// Do not ask for gzip-compressed responses.
+    #[serde(default)]
+    pub disable_compression: bool,
 }
 
 /// A user entry.
@@ -113,6 +116,22 @@ pub struct AuthInfo {
     /// A legacy auth provider (not supported: rejected when the user is used).
     #[serde(default)]
     pub auth_provider: Option<serde_yaml_ng::Value>,
+    /// The user to impersonate.
+    #[serde(default, rename = "as")]
+    pub impersonate: Option<String>,
+    /// The uid to impersonate.
+    #[serde(default, rename = "as-uid")]
+    pub impersonate_uid: Option<String>,
+    /// The groups to impersonate.
+    #[serde(default, rename = "as-groups", deserialize_with = "null_as_default")]
+    pub impersonate_groups: Vec<String>,
+    /// Extra information about the impersonated user.
+    #[serde(
+        default,
+        rename = "as-user-extra",
+        deserialize_with = "null_as_default"
+    )]
+    pub impersonate_user_extra: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// A context entry.

@@ -3,6 +3,7 @@
 //! environment ([`Config::incluster`]), or from whichever exists ([`Config::infer`]).
 
 pub mod exec;
+mod impersonate;
 mod incluster;
 pub mod kubeconfig;
 pub mod merge;
@@ -17,12 +18,14 @@ use crate::decode::DEFAULT_MAX_OBJECT_SIZE;
 use crate::error::ConfigError;
 use crate::secret::Secret;
 use exec::ExecConfig;
+pub use impersonate::Impersonate;
 pub use incluster::{SERVICE_ACCOUNT_DIR, TOKEN_REREAD_PERIOD};
 use kubeconfig::Kubeconfig;
 pub use resolve::KubeConfigOptions;
 
-/// Everything a [`Client`](crate::Client) needs (client-go's `rest.Config`).
-#[derive(Debug, Clone)]
+/// Everything a [`Client`](crate::Client) needs (client-go's `rest.Config`). `Debug` never
+/// prints credentials (nor a proxy URL's password).
+#[derive(Clone)]
 pub struct Config {
     /// The server: `https://host:port`, optionally with a path prefix.
     pub cluster_url: http::Uri,
@@ -51,11 +54,50 @@ pub struct Config {
     pub burst: u32,
     /// Retries of a non-watch request answered 429 or 5xx with `Retry-After` (client-go: 10).
     pub max_retries: u32,
-    /// Largest single object (watch event or list item) accepted, in bytes.
+    /// Largest single object (watch event or list item) accepted, in bytes; it bounds the
+    /// decompressed bytes of a gzipped response too.
     pub max_object_size: usize,
     /// The `User-Agent` header (client-go's `rest.Config.UserAgent`); `None`: `kcache/VERSION`.
     /// Lets audit logs, API priority and fairness, and test servers tell clients apart.
     pub user_agent: Option<String>,
+    /// Do not ask for gzip-compressed responses (client-go's `DisableCompression`, kubeconfig
+    /// `disable-compression`). By default the client asks, as client-go does; the API server
+    /// compresses responses over 128 KiB, and the client decompresses while decoding.
+    pub disable_compression: bool,
+    /// Act as another user (kubeconfig `as`, `as-uid`, `as-groups`, `as-user-extra`).
+    pub impersonate: Impersonate,
+    /// Reach the server through this proxy: `http://`, `https://` (both with `CONNECT`) or
+    /// `socks5://`, optionally with `user:password@` (kubeconfig `proxy-url`).
+    pub proxy_url: Option<http::Uri>,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let proxy = self.proxy_url.as_ref().map(|u| {
+            let authority = u.authority().map_or("", |a| a.as_str());
+            let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+            format!("{}://{host}", u.scheme_str().unwrap_or(""))
+        });
+        f.debug_struct("Config")
+            .field("cluster_url", &self.cluster_url)
+            .field("default_namespace", &self.default_namespace)
+            .field("root_certs", &self.root_certs.as_ref().map(Vec::len))
+            .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
+            .field("tls_server_name", &self.tls_server_name)
+            .field("auth", &self.auth)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("keep_alive", &self.keep_alive)
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .field("max_retries", &self.max_retries)
+            .field("max_object_size", &self.max_object_size)
+            .field("user_agent", &self.user_agent)
+            .field("disable_compression", &self.disable_compression)
+            .field("impersonate", &self.impersonate)
+            .field("proxy_url", &proxy)
+            .finish()
+    }
 }
 
 /// Credentials. Secret values print as `[redacted]`.
@@ -122,6 +164,9 @@ impl Config {
             max_retries: 10,
             max_object_size: DEFAULT_MAX_OBJECT_SIZE,
             user_agent: None,
+            disable_compression: false,
+            impersonate: Impersonate::default(),
+            proxy_url: None,
         }
     }
 
@@ -145,5 +190,20 @@ impl Config {
     pub fn from_kubeconfig_file(path: impl Into<PathBuf>) -> Result<Config, ConfigError> {
         let kc = Kubeconfig::read_from(path.into())?;
         Config::from_kubeconfig(&kc, &KubeConfigOptions::default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_hides_credentials() {
+        let mut c = Config::new("https://h:6443".parse().unwrap());
+        c.auth.token = Some(Secret::new("tok-value"));
+        c.proxy_url = Some("http://user:pass-value@proxy:3128".parse().unwrap());
+        let printed = format!("{c:?}");
+        assert!(printed.contains("http://proxy:3128"), "{printed}");
+        assert!(!printed.contains("pass-value") && !printed.contains("tok-value"));
     }
 }

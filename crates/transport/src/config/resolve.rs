@@ -6,7 +6,7 @@ use std::path::Path;
 use base64::Engine as _;
 
 use crate::config::kubeconfig::{AuthInfo, Cluster, Kubeconfig, NamedAuthInfo, NamedCluster};
-use crate::config::{AuthConfig, Config, Identity};
+use crate::config::{AuthConfig, Config, Identity, Impersonate};
 use crate::error::ConfigError;
 use crate::tls;
 
@@ -125,6 +125,13 @@ impl Config {
         }
         if let Some(user) = user {
             config.auth = auth_config(user, &cluster.cluster)?;
+            let u = &user.user;
+            config.impersonate = Impersonate {
+                user_name: u.impersonate.clone().filter(|s| !s.is_empty()),
+                uid: u.impersonate_uid.clone().filter(|s| !s.is_empty()),
+                groups: u.impersonate_groups.clone(),
+                extra: u.impersonate_user_extra.clone(),
+            };
         }
         Ok(config)
     }
@@ -153,13 +160,13 @@ fn cluster_config(named: &NamedCluster) -> Result<Config, ConfigError> {
             format!("{server:?} is not an http(s) URL with a host"),
         ));
     }
-    if c.proxy_url.as_deref().is_some_and(|p| !p.is_empty()) {
-        return Err(field_error(
-            origin,
-            format!("{prefix}.proxy-url"),
-            "proxies are not supported",
-        ));
-    }
+    let proxy_url = match c.proxy_url.as_deref().filter(|p| !p.is_empty()) {
+        Some(p) => Some(
+            crate::proxy::parse_proxy_url(p)
+                .map_err(|e| field_error(origin, format!("{prefix}.proxy-url"), e))?,
+        ),
+        None => None,
+    };
     let ca = data_or_file(
         origin,
         &prefix,
@@ -193,6 +200,8 @@ fn cluster_config(named: &NamedCluster) -> Result<Config, ConfigError> {
     }
     config.insecure_skip_tls_verify = c.insecure_skip_tls_verify;
     config.tls_server_name = c.tls_server_name.clone().filter(|n| !n.is_empty());
+    config.proxy_url = proxy_url;
+    config.disable_compression = c.disable_compression;
     Ok(config)
 }
 

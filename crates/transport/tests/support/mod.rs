@@ -1,4 +1,6 @@
-//! Shared helpers of the integration tests.
+//! Shared helpers of the integration tests (each test binary uses some of them).
+
+#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
