@@ -154,7 +154,8 @@ fn bomb_client(addr: SocketAddr) -> Api<DynamicObject> {
 }
 
 fn assert_too_large(e: &Error) {
-    let msg = e.to_string();
+    // The bound may be the error's cause (a failed body read), so read the whole chain.
+    let msg = kcache_core::ErrorChain(e).to_string();
     assert!(
         msg.contains("1048576") || msg.contains("larger than"),
         "not a size error: {msg}"
