@@ -11,7 +11,6 @@ mod error;
 mod lister_watcher;
 mod pager;
 mod params;
-mod ratelimit;
 mod secret;
 mod tls;
 
@@ -22,5 +21,4 @@ pub use config::{AuthConfig, Config, Identity, KubeConfigOptions};
 pub use error::ConfigError;
 pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy};
-pub use ratelimit::RateLimiter;
 pub use secret::Secret;
