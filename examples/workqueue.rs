@@ -42,7 +42,7 @@ async fn main() {
             Duration::from_millis(20),
             Duration::from_secs(1),
         )),
-        Box::new(BucketRateLimiter::new(50.0, 20)),
+        Box::new(BucketRateLimiter::new(50.0, 20).expect("a valid rate")),
     ]);
     let queue: RateLimitingQueue<String> = RateLimitingQueue::new(limiter);
     let summary = Arc::new(Mutex::new(Summary::default()));

@@ -31,28 +31,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) {
-    // The delaying queue's timer task needs a runtime; nothing here is delayed, so one idle
-    // worker thread is all it costs.
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_time()
-        .build()
-        .expect("tokio runtime");
     let keys: Vec<Arc<str>> = (0..args.keys.max(1))
         .map(|i| Arc::from(format!("default/object-{i}")))
         .collect();
+    // No async runtime: the delaying queue's (idle) timer runs on a thread of its own.
     let queue: RateLimitingQueue<Arc<str>> = if args.rate_limited {
-        RateLimitingQueue::with_handle(
-            default_controller_rate_limiter(),
-            Default::default(),
-            runtime.handle(),
-        )
+        RateLimitingQueue::new(default_controller_rate_limiter())
     } else {
-        RateLimitingQueue::with_handle(
-            ItemExponentialFailureRateLimiter::new(Duration::ZERO, Duration::ZERO),
-            Default::default(),
-            runtime.handle(),
-        )
+        RateLimitingQueue::new(ItemExponentialFailureRateLimiter::new(
+            Duration::ZERO,
+            Duration::ZERO,
+        ))
     };
     let processed = Arc::new(AtomicU64::new(0));
 

@@ -8,6 +8,10 @@ pub use kcache_core::{DynamicObject, Object, ObjectKey, PartialObjectMeta, Resou
 #[cfg(feature = "workqueue")]
 pub use kcache_workqueue as workqueue;
 
+/// client-go's `util/flowcontrol` token bucket ([`kcache-flowcontrol`](kcache_flowcontrol)).
+#[cfg(feature = "flowcontrol")]
+pub use kcache_flowcontrol as flowcontrol;
+
 /// client-go's thread-safe store, indexers and listers ([`kcache-store`](kcache_store)).
 #[cfg(feature = "store")]
 pub use kcache_store as store;

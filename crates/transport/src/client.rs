@@ -14,6 +14,7 @@ use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use kcache_core::{Error, WatchStream};
+use kcache_flowcontrol::TokenBucket;
 use rustls_pki_types::ServerName;
 use serde::de::DeserializeOwned;
 
@@ -23,7 +24,6 @@ use crate::config::Config;
 use crate::decode::{ListStream, WatchEventStream};
 use crate::error::{status_from_response, ConfigError};
 use crate::proxy::ProxyConnector;
-use crate::ratelimit::RateLimiter;
 use crate::retry;
 use crate::tls::{self, ClientCertSlot};
 
@@ -44,7 +44,8 @@ struct Inner {
     /// `scheme://authority[/prefix]`, no trailing slash.
     base: String,
     auth: Auth,
-    limiter: Option<RateLimiter>,
+    /// client-go's `flowcontrol` token bucket on non-watch requests; `None`: `qps <= 0`.
+    limiter: Option<TokenBucket>,
     request_timeout: Option<Duration>,
     max_retries: u32,
     default_namespace: String,
@@ -128,12 +129,19 @@ impl Client {
                 problem: format!("{ua:?} is not a valid header value"),
             })?,
         };
+        // As client-go's REST client: no limiter unless qps > 0 (NaN is rejected, not ignored).
+        let limiter = if config.qps > 0.0 || config.qps.is_nan() {
+            let bucket = TokenBucket::new(f64::from(config.qps), config.burst);
+            Some(bucket.map_err(ConfigError::RateLimit)?)
+        } else {
+            None
+        };
         Ok(Client {
             inner: Arc::new(Inner {
                 http: http.build(connector),
                 base,
                 auth,
-                limiter: RateLimiter::new(config.qps, config.burst),
+                limiter,
                 request_timeout: config.request_timeout,
                 max_retries: config.max_retries,
                 default_namespace: config.default_namespace,
@@ -244,7 +252,7 @@ impl Client {
         loop {
             if kind != Kind::Watch {
                 if let Some(l) = &inner.limiter {
-                    l.acquire().await;
+                    l.wait().await;
                 }
             }
             let sent = inner.http.request(self.build(req).await?);

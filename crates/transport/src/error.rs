@@ -89,6 +89,9 @@ pub enum ConfigError {
         /// What is wrong with it.
         problem: String,
     },
+    /// `Config::qps` / `Config::burst` make no usable client-side rate limit.
+    #[error("invalid client-side rate limit (Config::qps, Config::burst)")]
+    RateLimit(#[source] kcache_flowcontrol::Error),
 }
 
 /// The `Status` of a non-2xx response: the server's own when the body is one, else one made

@@ -11,7 +11,6 @@ mod lister_watcher;
 mod metadata;
 mod params;
 mod proxy;
-mod ratelimit;
 mod retry;
 mod secret;
 mod tls;
@@ -25,5 +24,4 @@ pub use error::ConfigError;
 /// client-go's `tools/pager`, from kcache-core: pages any `ListerWatcher`, an [`Api`] included.
 pub use kcache_core::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy};
-pub use ratelimit::RateLimiter;
 pub use secret::Secret;

@@ -32,6 +32,27 @@ fn token_with_ca_data_and_tls_server_name() {
 }
 
 #[test]
+fn a_rate_limit_that_cannot_be_built_is_a_config_error() {
+    use std::error::Error as _;
+    let mut c = load("token-file.yaml");
+    c.burst = 0;
+    let Err(err) = Client::new(c.clone()) else {
+        panic!("burst 0 with qps > 0 must be refused");
+    };
+    assert!(matches!(err, ConfigError::RateLimit(_)), "{err:?}");
+    assert!(err.source().unwrap().to_string().contains("burst"), "{err}");
+    c.qps = f32::NAN;
+    c.burst = 10;
+    assert!(matches!(
+        Client::new(c.clone()),
+        Err(ConfigError::RateLimit(_))
+    ));
+    c.qps = 0.0;
+    c.burst = 0;
+    Client::new(c).expect("qps 0 turns the limiter off, burst unused");
+}
+
+#[test]
 fn token_file_and_ca_file_resolve_relative_to_the_kubeconfig() {
     let c = load("token-file.yaml");
     assert_eq!(

@@ -1,41 +1,57 @@
-//! The delaying queue, client-go's `delayingType` (`delaying_queue.go`).
+//! The delaying queue, client-go's `delayingType` (`delaying_queue.go`), over any ordering.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
 use std::hash::Hash;
 use std::ops::Deref;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::Mutex;
 use tokio::runtime::Handle;
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::engine::Hasher;
+use crate::engine::Item;
+use crate::ordering::{Fifo, QueueOrdering};
 use crate::queue::{Queue, QueueConfig};
+use crate::timer::Timer;
 
 /// A [`Queue`] with [`add_after`](Self::add_after), client-go's `DelayingInterface`.
 ///
-/// Waiting items sit in a min-heap on their ready time, deduplicated: adding a waiting item again
-/// keeps the *earliest* time. Ready items go through [`Queue::add`], so the dirty/processing
-/// rules apply. Shutting the queue down drops waiting items.
+/// Waiting items are deduplicated: adding a waiting item again keeps the *earliest* ready time
+/// and the *highest* priority (controller-runtime's rule: a delayed item keeps its priority, a
+/// re-add raises it). Ready items go through [`Queue::add_with_priority`], so the
+/// dirty/processing rules apply. Shutting the queue down drops waiting items. An `add` of a
+/// waiting item queues it now and leaves its wait in place (client-go; controller-runtime's
+/// priority queue would cancel the wait).
 ///
-/// One tokio task per queue runs the timer (not one timer per add, which leaked in client-go
-/// issue #701). It is spawned when the queue is built, so [`new`](Self::new) and
-/// [`with_config`](Self::with_config) must be called inside a tokio runtime (they panic
-/// otherwise, like `tokio::spawn`); [`with_handle`](Self::with_handle) names the runtime
-/// explicitly. The task ends when the queue shuts down or its last handle is dropped. Time is
-/// `tokio::time`, so paused test time drives it.
+/// One timer per queue runs the delays: a task on the tokio runtime current when the queue is
+/// built (so paused test time drives it), or a thread of its own when there is none — the queue
+/// works in programs with no async runtime at all. [`with_handle`](Self::with_handle) and
+/// [`wrap_on`](Self::wrap_on) name a runtime. The timer ends when the queue shuts down or its last
+/// `DelayingQueue` handle is dropped. No constructor panics.
 ///
 /// Derefs to [`Queue`] for `add`, `get`, `done` and shutdown.
-pub struct DelayingQueue<T: Hash + Eq + Clone + Send + Sync + 'static> {
-    queue: Queue<T>,
-    timer: Arc<Timer<T>>,
+pub struct DelayingQueue<T, O = Fifo<T>> {
+    queue: Queue<T, O>,
+    timer: Arc<TimerHandle<T>>,
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> Clone for DelayingQueue<T> {
+/// Closes the timer when the last delaying handle is dropped. `None`: no timer could be
+/// started, so delayed adds are added at once.
+struct TimerHandle<T>(Option<Arc<Timer<T>>>);
+
+impl<T> Drop for TimerHandle<T> {
+    fn drop(&mut self) {
+        if let Some(timer) = &self.0 {
+            timer.close();
+        }
+    }
+}
+
+impl<T, O> Clone for DelayingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
     fn clone(&self) -> Self {
         DelayingQueue {
             queue: self.queue.clone(),
@@ -44,7 +60,11 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> Clone for DelayingQueue<T> {
     }
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> fmt::Debug for DelayingQueue<T> {
+impl<T, O> fmt::Debug for DelayingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DelayingQueue")
             .field("len", &self.queue.len())
@@ -53,227 +73,111 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> fmt::Debug for DelayingQueue<
     }
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> Default for DelayingQueue<T> {
-    /// Same as [`DelayingQueue::new`]: panics outside a tokio runtime.
+impl<T, O> Default for DelayingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T> + Default,
+{
+    /// An unnamed delaying queue in `O`'s default order.
     fn default() -> Self {
-        Self::new()
+        Self::wrap(Queue::default())
     }
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> Deref for DelayingQueue<T> {
-    type Target = Queue<T>;
-    fn deref(&self) -> &Queue<T> {
+impl<T, O> Deref for DelayingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
+    type Target = Queue<T, O>;
+    fn deref(&self) -> &Queue<T, O> {
         &self.queue
     }
 }
 
-/// Items waiting for their ready time, shared by the handles and the timer task.
-struct Timer<T> {
-    waiting: Mutex<Waiting<T>>,
-    wake: Arc<Notify>,
-}
-
-impl<T> Drop for Timer<T> {
-    fn drop(&mut self) {
-        // The last handle is gone: let the timer task notice and end.
-        self.wake.notify_one();
-    }
-}
-
-struct Waiting<T> {
-    heap: BinaryHeap<Reverse<Slot<T>>>,
-    /// The live ready time of each waiting item; heap slots with another time are stale.
-    ready_at: HashMap<T, Instant, Hasher>,
-    seq: u64,
-}
-
-/// A heap entry ordered by ready time, then insertion order.
-struct Slot<T> {
-    at: Instant,
-    seq: u64,
-    item: T,
-}
-
-impl<T> PartialEq for Slot<T> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl<T> Eq for Slot<T> {}
-impl<T> PartialOrd for Slot<T> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<T> Ord for Slot<T> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.at, self.seq).cmp(&(other.at, other.seq))
-    }
-}
-
-impl<T: Hash + Eq + Clone> Waiting<T> {
-    /// Inserts or moves `item` earlier; returns true if it became the next to fire.
-    fn insert(&mut self, item: T, at: Instant) -> bool {
-        match self.ready_at.get_mut(&item) {
-            Some(current) if *current <= at => return false,
-            Some(current) => *current = at,
-            None => {
-                self.ready_at.insert(item.clone(), at);
-            }
-        }
-        self.seq += 1;
-        let seq = self.seq;
-        self.heap.push(Reverse(Slot { at, seq, item }));
-        self.heap.peek().is_some_and(|h| h.0.seq == seq)
-    }
-
-    /// Pops every item ready at `now`, in time order, and the next ready time.
-    fn take_ready(&mut self, now: Instant) -> (Vec<T>, Option<Instant>) {
-        let mut ready = Vec::new();
-        while let Some(Reverse(head)) = self.heap.peek() {
-            if head.at > now {
-                return (ready, Some(head.at));
-            }
-            let Reverse(slot) = self.heap.pop().expect("peeked");
-            if self.ready_at.get(&slot.item) == Some(&slot.at) {
-                self.ready_at.remove(&slot.item);
-                ready.push(slot.item);
-            }
-        }
-        (ready, None)
-    }
-
-    fn clear(&mut self) {
-        self.heap.clear();
-        self.ready_at.clear();
+impl<T, O> From<Queue<T, O>> for DelayingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
+    fn from(queue: Queue<T, O>) -> Self {
+        Self::wrap(queue)
     }
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync + 'static> DelayingQueue<T> {
-    /// An unnamed delaying queue on the current tokio runtime (client-go `NewDelayingQueue`).
-    /// Panics outside a tokio runtime.
+    /// An unnamed FIFO delaying queue (client-go `NewDelayingQueue`).
     pub fn new() -> Self {
         Self::with_config(QueueConfig::default())
     }
 
-    /// A delaying queue built from `config` on the current tokio runtime
-    /// (client-go `NewDelayingQueueWithConfig`). Panics outside a tokio runtime.
+    /// A FIFO delaying queue built from `config` (client-go `NewDelayingQueueWithConfig`).
     pub fn with_config(config: QueueConfig) -> Self {
-        Self::with_handle(config, &Handle::current())
+        Self::wrap(Queue::with_config(config))
     }
 
-    /// A delaying queue whose timer task runs on `runtime`.
+    /// A FIFO delaying queue whose timer runs on `runtime`.
     pub fn with_handle(config: QueueConfig, runtime: &Handle) -> Self {
         let _enter = runtime.enter();
-        let queue = Queue::with_config(config);
-        let wake = Arc::new(Notify::new());
-        let timer = Arc::new(Timer {
-            waiting: Mutex::new(Waiting {
-                heap: BinaryHeap::new(),
-                ready_at: HashMap::with_hasher(Hasher::new()),
-                seq: 0,
-            }),
-            wake: wake.clone(),
-        });
-        runtime.spawn(run_timer(queue.clone(), Arc::downgrade(&timer), wake));
-        DelayingQueue { queue, timer }
+        Self::wrap_on(Queue::with_config(config), runtime)
+    }
+}
+
+impl<T, O> DelayingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
+    /// Adds delays to `queue`, of any ordering (client-go `DelayingQueueConfig.Queue`). The
+    /// timer runs on the current tokio runtime, or on a thread of its own when there is none.
+    pub fn wrap(queue: Queue<T, O>) -> Self {
+        match Handle::try_current() {
+            Ok(runtime) => Self::wrap_on(queue, &runtime),
+            Err(_) => Self::start(queue, None),
+        }
     }
 
-    /// Adds `item` once `delay` has passed (client-go `AddAfter`); a zero delay adds now. A
-    /// waiting item keeps its earliest ready time. Dropped while shutting down. Counts a retry in
-    /// the queue's metrics.
+    /// [`wrap`](Self::wrap), with the timer on `runtime`.
+    pub fn wrap_on(queue: Queue<T, O>, runtime: &Handle) -> Self {
+        Self::start(queue, Some(runtime))
+    }
+
+    fn start(queue: Queue<T, O>, runtime: Option<&Handle>) -> Self {
+        let timer = Timer::start(&queue, runtime);
+        DelayingQueue {
+            queue,
+            timer: Arc::new(TimerHandle(timer)),
+        }
+    }
+
+    /// Adds `item` once `delay` has passed (client-go `AddAfter`), with priority 0; a
+    /// zero delay adds now. A waiting item keeps its earliest ready time. Dropped while shutting
+    /// down. Counts a retry in the queue's metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
+        self.add_after_with_priority(item, delay, 0);
+    }
+
+    /// [`add_after`](Self::add_after) with `priority`, which the item keeps while it waits
+    /// (controller-runtime `AddWithOpts{After, Priority}`); adding a waiting item again with a
+    /// higher priority raises it.
+    pub fn add_after_with_priority(&self, item: T, delay: Duration, priority: i32) {
         if self.queue.shutting_down() {
             return;
         }
         self.queue.engine().record_retry();
-        if delay.is_zero() {
-            self.queue.add(item);
-            return;
-        }
-        let at = Instant::now() + delay;
-        let first = self.timer.waiting.lock().insert(item, at);
-        if first {
-            self.timer.wake.notify_one();
+        match &self.timer.0 {
+            Some(timer) if !delay.is_zero() => timer.insert(item, Instant::now() + delay, priority),
+            _ => self.queue.engine().add(Item::Owned(item), priority),
         }
     }
 
     /// Number of items waiting for their ready time.
     pub fn waiting_len(&self) -> usize {
-        self.timer.waiting.lock().ready_at.len()
+        self.timer.0.as_ref().map_or(0, |t| t.len())
     }
 
     /// The underlying [`Queue`].
-    pub fn queue(&self) -> &Queue<T> {
+    pub fn queue(&self) -> &Queue<T, O> {
         &self.queue
-    }
-}
-
-/// The one timer task of a delaying queue: moves ready items into the queue, sleeps until the
-/// next ready time or a wake-up, ends on shutdown or when the last handle is dropped.
-async fn run_timer<T>(queue: Queue<T>, timer: Weak<Timer<T>>, wake: Arc<Notify>)
-where
-    T: Hash + Eq + Clone + Send + Sync + 'static,
-{
-    loop {
-        let shutdown = queue.engine().events().notified();
-        tokio::pin!(shutdown);
-        shutdown.as_mut().enable();
-        let (ready, next) = {
-            let Some(timer) = timer.upgrade() else { return };
-            let mut waiting = timer.waiting.lock();
-            if queue.shutting_down() {
-                waiting.clear();
-                return;
-            }
-            waiting.take_ready(Instant::now())
-        };
-        for item in ready {
-            queue.add(item);
-        }
-        match next {
-            Some(at) => tokio::select! {
-                _ = &mut shutdown => {}
-                _ = wake.notified() => {}
-                _ = tokio::time::sleep_until(at) => {}
-            },
-            None => tokio::select! {
-                _ = &mut shutdown => {}
-                _ = wake.notified() => {}
-            },
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn waiting() -> Waiting<&'static str> {
-        Waiting {
-            heap: BinaryHeap::new(),
-            ready_at: HashMap::with_hasher(Hasher::new()),
-            seq: 0,
-        }
-    }
-
-    #[test]
-    fn earlier_time_wins_and_stale_slots_are_skipped() {
-        let t0 = Instant::now();
-        let ms = Duration::from_millis;
-        let mut w = waiting();
-        assert!(w.insert("a", t0 + ms(50)), "first item is next");
-        assert!(!w.insert("a", t0 + ms(70)), "later time ignored");
-        assert!(w.insert("a", t0 + ms(30)), "earlier time moves it");
-        assert!(!w.insert("b", t0 + ms(40)));
-        assert_eq!(w.heap.len(), 3, "one stale slot left behind");
-
-        let (ready, next) = w.take_ready(t0 + ms(35));
-        assert_eq!(ready, ["a"]);
-        assert_eq!(next, Some(t0 + ms(40)));
-        let (ready, next) = w.take_ready(t0 + ms(100));
-        assert_eq!(ready, ["b"], "a's stale 50ms slot does not fire");
-        assert_eq!(next, None);
-        assert!(w.ready_at.is_empty());
     }
 }

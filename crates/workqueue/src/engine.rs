@@ -1,4 +1,4 @@
-//! The shared engine behind [`Queue`](crate::Queue) and [`PriorityQueue`](crate::PriorityQueue):
+//! The engine behind every [`Queue`](crate::Queue), whatever its [`QueueOrdering`]:
 //! client-go's dirty/processing rules (`queue.go`) and wake-ups for both blocking threads and
 //! async tasks.
 //!
@@ -28,6 +28,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
 use crate::metrics::{CounterMetric, QueueMetrics};
+use crate::ordering::QueueOrdering;
 
 /// The hasher of every per-item map in this crate: fast, DoS-resistant keys.
 pub(crate) type Hasher = ahash::RandomState;
@@ -42,20 +43,6 @@ const SHARDS: usize = 32;
 
 const DIRTY: u8 = 1;
 const PROCESSING: u8 = 2;
-
-/// The order in which queued (dirty, not processing) items are handed out.
-pub(crate) trait Pending<T>: Send {
-    /// Per-add priority; `()` for plain FIFO.
-    type Priority: Copy + Ord + Default + Send;
-    /// Queues an item that is not queued yet.
-    fn push(&mut self, item: T, priority: Self::Priority);
-    /// A queued item was added again with a higher priority.
-    fn raise(&mut self, item: &T, from: Self::Priority, to: Self::Priority);
-    /// Takes the next item.
-    fn pop(&mut self) -> Option<T>;
-    /// Number of queued items.
-    fn len(&self) -> usize;
-}
 
 /// An item given to `add`: owned (moved into the queue) or borrowed (cloned if queued).
 pub(crate) enum Item<'a, T> {
@@ -81,15 +68,15 @@ impl<T: Clone> Item<'_, T> {
 
 /// Dirty and processing flags plus the priority the item was (or will be) queued with.
 #[derive(Clone, Copy)]
-struct Entry<P> {
+struct Entry {
     flags: u8,
-    priority: P,
+    priority: i32,
 }
 
 /// client-go's `dirty` and `processing` sets for one shard of items, in one map so an operation
 /// costs one lookup; aligned so shards do not share cache lines.
 #[repr(align(128))]
-struct Shard<T, Pr>(Mutex<HashMap<T, Entry<Pr>, Hasher>>);
+struct Shard<T>(Mutex<HashMap<T, Entry, Hasher>>);
 
 /// What the order lock protects: queued items and the getters waiting for one.
 struct Order<P> {
@@ -102,16 +89,15 @@ struct Order<P> {
     next_waiter: u64,
 }
 
-/// The queue proper; [`Queue`](crate::Queue) and [`PriorityQueue`](crate::PriorityQueue) are
-/// handles to one of these.
-pub(crate) struct Engine<T, P: Pending<T>> {
-    shards: Box<[Shard<T, P::Priority>]>,
+/// The queue proper; every [`Queue`](crate::Queue) handle points to one of these.
+pub(crate) struct Engine<T, P> {
+    shards: Box<[Shard<T>]>,
     hasher: Hasher,
     order: Mutex<Order<P>>,
     cond: Condvar,
     /// Wakes blocking `shut_down_with_drain` callers.
     drain_cond: Condvar,
-    /// Wakes async drain waiters and the delaying queue's timer on shutdown or drain progress.
+    /// Wakes async drain waiters on shutdown or drain progress.
     events: Notify,
     /// Written under the order lock; read without it on the add fast path.
     shutting_down: AtomicBool,
@@ -123,12 +109,17 @@ pub(crate) struct Engine<T, P: Pending<T>> {
     queued: AtomicUsize,
     metrics: Option<Mutex<QueueMetrics<T>>>,
     retries: Option<Arc<dyn CounterMetric>>,
+    /// Run once by the first shutdown: how a wrapping delaying queue stops its timer.
+    shut_down_hooks: Mutex<Vec<ShutDownHook>>,
 }
+
+/// A callback run once when the queue shuts down.
+pub(crate) type ShutDownHook = Box<dyn FnOnce() + Send>;
 
 impl<T, P> Engine<T, P>
 where
     T: Hash + Eq + Clone + Send + Sync + 'static,
-    P: Pending<T>,
+    P: QueueOrdering<T>,
 {
     pub(crate) fn new(pending: P, metrics: Option<QueueMetrics<T>>) -> Self {
         let hasher = Hasher::new();
@@ -153,12 +144,13 @@ where
             queued: AtomicUsize::new(0),
             retries: metrics.as_ref().map(|m| m.retries.clone()),
             metrics: metrics.map(Mutex::new),
+            shut_down_hooks: Mutex::new(Vec::new()),
         }
     }
 
     /// The shard of `item`. Bits 40..45 of the hash: the shard maps (same hasher) use the low
     /// bits for buckets and the top 7 for tags, so shard choice does not skew them.
-    fn shard(&self, item: &T) -> MutexGuard<'_, HashMap<T, Entry<P::Priority>, Hasher>> {
+    fn shard(&self, item: &T) -> MutexGuard<'_, HashMap<T, Entry, Hasher>> {
         let hash = self.hasher.hash_one(item);
         self.shards[(hash >> 40) as usize & (SHARDS - 1)].0.lock()
     }
@@ -171,7 +163,7 @@ where
 
     /// client-go `Add`: see [`Queue::add`](crate::Queue::add) for the rules. A borrowed item is
     /// cloned only when it becomes queued, so collapsed adds copy nothing.
-    pub(crate) fn add(&self, item: Item<'_, T>, priority: P::Priority) {
+    pub(crate) fn add(&self, item: Item<'_, T>, priority: i32) {
         if self.shutting_down.load(Ordering::Acquire) {
             return;
         }
@@ -227,7 +219,7 @@ where
 
     /// Queues an item and wakes one getter; an async waker is returned to be woken after the
     /// locks are released.
-    fn push(&self, order: &mut Order<P>, item: T, priority: P::Priority) -> Option<Waker> {
+    fn push(&self, order: &mut Order<P>, item: T, priority: i32) -> Option<Waker> {
         order.pending.push(item, priority);
         self.queued.store(order.pending.len(), Ordering::Relaxed);
         self.wake_one(order)
@@ -259,7 +251,7 @@ where
         if let Some(e) = self.shard(item).get_mut(item) {
             *e = Entry {
                 flags: PROCESSING,
-                priority: P::Priority::default(),
+                priority: 0,
             };
         }
     }
@@ -373,6 +365,26 @@ where
         };
         self.events.notify_waiters();
         wakers.into_iter().for_each(Waker::wake);
+        // After the flag is set: a hook registered from now on runs at once instead.
+        let hooks = std::mem::take(&mut *self.shut_down_hooks.lock());
+        hooks.into_iter().for_each(|hook| hook());
+    }
+
+    /// Runs `hook` on the first shutdown, or now if the queue is already shutting down.
+    pub(crate) fn on_shut_down(&self, hook: ShutDownHook) {
+        let mut hooks = self.shut_down_hooks.lock();
+        if self.shutting_down() {
+            drop(hooks);
+            hook();
+        } else {
+            hooks.push(hook);
+        }
+    }
+
+    /// Getters parked waiting for an item, blocking and async.
+    pub(crate) fn waiting_getters(&self) -> usize {
+        let order = self.order.lock();
+        order.blocked + order.async_waiters.len()
     }
 
     fn drained(&self, order: &Order<P>) -> bool {
@@ -400,11 +412,6 @@ where
         }
     }
 
-    /// Resolves on the next shutdown or drain event; registered before the caller checks state.
-    pub(crate) fn events(&self) -> &Notify {
-        &self.events
-    }
-
     /// Counts one retry (client-go's delaying queue counts every `AddAfter`).
     pub(crate) fn record_retry(&self) {
         if let Some(r) = &self.retries {
@@ -426,7 +433,7 @@ where
 struct AsyncGetter<'a, T, P>
 where
     T: Hash + Eq + Clone + Send + Sync + 'static,
-    P: Pending<T>,
+    P: QueueOrdering<T>,
 {
     engine: &'a Engine<T, P>,
     /// Set while registered; cleared when we notice we were popped (woken).
@@ -436,7 +443,7 @@ where
 impl<T, P> AsyncGetter<'_, T, P>
 where
     T: Hash + Eq + Clone + Send + Sync + 'static,
-    P: Pending<T>,
+    P: QueueOrdering<T>,
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let engine = self.engine;
@@ -475,7 +482,7 @@ where
 impl<T, P> Drop for AsyncGetter<'_, T, P>
 where
     T: Hash + Eq + Clone + Send + Sync + 'static,
-    P: Pending<T>,
+    P: QueueOrdering<T>,
 {
     fn drop(&mut self) {
         let Some(id) = self.id else { return };

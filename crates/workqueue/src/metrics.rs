@@ -205,14 +205,19 @@ pub(crate) fn spawn_periodic(period: Duration, tick: impl Fn() -> bool + Send + 
             });
         }
         Err(_) => {
-            std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("workqueue-metrics".into())
                 .spawn(move || {
                     while tick() {
                         std::thread::sleep(period);
                     }
-                })
-                .expect("spawn workqueue metrics thread");
+                });
+            if let Err(e) = spawned {
+                tracing::error!(
+                    "workqueue: cannot start the metrics thread ({e}); \
+                     unfinished-work gauges will not be refreshed"
+                );
+            }
         }
     }
 }

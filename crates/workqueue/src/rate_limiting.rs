@@ -1,4 +1,5 @@
-//! The rate-limiting queue, client-go's `rateLimitingType` (`rate_limiting_queue.go`).
+//! The rate-limiting queue, client-go's `rateLimitingType` (`rate_limiting_queue.go`), over any
+//! ordering.
 
 use std::fmt;
 use std::hash::Hash;
@@ -9,6 +10,7 @@ use tokio::runtime::Handle;
 
 use crate::delaying::DelayingQueue;
 use crate::limiters::RateLimiter;
+use crate::ordering::{Fifo, QueueOrdering};
 use crate::queue::QueueConfig;
 
 /// A [`DelayingQueue`] whose retries are paced by a [`RateLimiter`] (client-go
@@ -16,14 +18,19 @@ use crate::queue::QueueConfig;
 /// [`add_rate_limited`](Self::add_rate_limited); on success [`forget`](Self::forget); always
 /// `done`.
 ///
-/// Needs a tokio runtime like [`DelayingQueue`]. Derefs to [`DelayingQueue`] (and so to
-/// [`Queue`](crate::Queue)).
-pub struct RateLimitingQueue<T: Hash + Eq + Clone + Send + Sync + 'static> {
-    queue: DelayingQueue<T>,
+/// Works with or without a tokio runtime, like [`DelayingQueue`]. Derefs to [`DelayingQueue`]
+/// (and so to [`Queue`](crate::Queue)). Any ordering: [`wrap`](Self::wrap) a
+/// [`PriorityQueue`](crate::PriorityQueue) for controller-runtime's priority queue.
+pub struct RateLimitingQueue<T, O = Fifo<T>> {
+    queue: DelayingQueue<T, O>,
     limiter: Arc<dyn RateLimiter<T>>,
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> Clone for RateLimitingQueue<T> {
+impl<T, O> Clone for RateLimitingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
     fn clone(&self) -> Self {
         RateLimitingQueue {
             queue: self.queue.clone(),
@@ -32,7 +39,11 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> Clone for RateLimitingQueue<T
     }
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> fmt::Debug for RateLimitingQueue<T> {
+impl<T, O> fmt::Debug for RateLimitingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RateLimitingQueue")
             .field("queue", &self.queue)
@@ -40,43 +51,67 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> fmt::Debug for RateLimitingQu
     }
 }
 
-impl<T: Hash + Eq + Clone + Send + Sync + 'static> Deref for RateLimitingQueue<T> {
-    type Target = DelayingQueue<T>;
-    fn deref(&self) -> &DelayingQueue<T> {
+impl<T, O> Deref for RateLimitingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
+    type Target = DelayingQueue<T, O>;
+    fn deref(&self) -> &DelayingQueue<T, O> {
         &self.queue
     }
 }
 
 impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
-    /// An unnamed queue on the current tokio runtime (client-go `NewRateLimitingQueue`).
-    /// Panics outside a tokio runtime.
+    /// An unnamed FIFO queue (client-go `NewRateLimitingQueue`).
     pub fn new(limiter: impl RateLimiter<T> + 'static) -> Self {
         Self::with_config(limiter, QueueConfig::default())
     }
 
-    /// A queue built from `config` on the current tokio runtime
-    /// (client-go `NewRateLimitingQueueWithConfig`). Panics outside a tokio runtime.
+    /// A FIFO queue built from `config` (client-go `NewRateLimitingQueueWithConfig`).
     pub fn with_config(limiter: impl RateLimiter<T> + 'static, config: QueueConfig) -> Self {
-        Self::with_handle(limiter, config, &Handle::current())
+        Self::wrap(DelayingQueue::with_config(config), limiter)
     }
 
-    /// A queue whose delay timer runs on `runtime`.
+    /// A FIFO queue whose delay timer runs on `runtime`.
     pub fn with_handle(
         limiter: impl RateLimiter<T> + 'static,
         config: QueueConfig,
         runtime: &Handle,
     ) -> Self {
+        Self::wrap(DelayingQueue::with_handle(config, runtime), limiter)
+    }
+}
+
+impl<T, O> RateLimitingQueue<T, O>
+where
+    T: Hash + Eq + Clone + Send + Sync + 'static,
+    O: QueueOrdering<T>,
+{
+    /// Paces the retries of `queue` — a [`DelayingQueue`], or a [`Queue`](crate::Queue) of any
+    /// ordering, which gets a timer as [`DelayingQueue::wrap`] does — with `limiter` (client-go
+    /// `RateLimitingQueueConfig.DelayingQueue`).
+    pub fn wrap(
+        queue: impl Into<DelayingQueue<T, O>>,
+        limiter: impl RateLimiter<T> + 'static,
+    ) -> Self {
         RateLimitingQueue {
-            queue: DelayingQueue::with_handle(config, runtime),
+            queue: queue.into(),
             limiter: Arc::new(limiter),
         }
     }
 
-    /// Adds `item` after the limiter's delay for it (client-go `AddRateLimited`); records one
-    /// more failure of it in the limiter.
+    /// Adds `item` after the limiter's delay for it (client-go `AddRateLimited`), with
+    /// priority 0; records one more failure of it in the limiter.
     pub fn add_rate_limited(&self, item: T) {
+        self.add_rate_limited_with_priority(item, 0);
+    }
+
+    /// [`add_rate_limited`](Self::add_rate_limited) with `priority`, which the item keeps while
+    /// it waits (controller-runtime `AddWithOpts{RateLimited, Priority}`).
+    pub fn add_rate_limited_with_priority(&self, item: T, priority: i32) {
         let delay = self.limiter.when(&item);
-        self.queue.add_after(item, delay);
+        self.queue.add_after_with_priority(item, delay, priority);
     }
 
     /// Clears the limiter's memory of `item` (client-go `Forget`). It does not remove the item
@@ -91,7 +126,7 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> RateLimitingQueue<T> {
     }
 
     /// The underlying [`DelayingQueue`].
-    pub fn delaying_queue(&self) -> &DelayingQueue<T> {
+    pub fn delaying_queue(&self) -> &DelayingQueue<T, O> {
         &self.queue
     }
 }

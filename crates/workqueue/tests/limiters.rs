@@ -149,7 +149,7 @@ fn with_max_wait_rate_limiter() {
 
 #[tokio::test(start_paused = true)]
 async fn bucket_rate_limiter_reserves_tokens_at_qps() {
-    let l = BucketRateLimiter::new(10.0, 3);
+    let l = BucketRateLimiter::new(10.0, 3).unwrap();
     // the burst is free
     for i in 0..3 {
         assert_eq!(RateLimiter::<i32>::when(&l, &i), Duration::ZERO);
@@ -163,6 +163,14 @@ async fn bucket_rate_limiter_reserves_tokens_at_qps() {
     // time refills the bucket
     tokio::time::advance(Duration::from_secs(1)).await;
     assert_eq!(RateLimiter::<i32>::when(&l, &6), Duration::ZERO);
+}
+
+#[test]
+fn bucket_rate_limiter_rejects_a_bad_rate_by_name() {
+    let err = BucketRateLimiter::new(0.0, 100).unwrap_err();
+    assert!(err.to_string().contains("qps"), "{err}");
+    let err = BucketRateLimiter::new(10.0, 0).unwrap_err();
+    assert!(err.to_string().contains("burst"), "{err}");
 }
 
 #[tokio::test(start_paused = true)]

@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
 
 use kcache_workqueue::Queue;
 
@@ -157,8 +156,11 @@ fn collapse_while_processing() {
             q.done(&i);
         })
     };
-    // The other worker must stay blocked until the first is done.
-    assert!(rx.recv_timeout(Duration::from_millis(50)).is_err());
+    // The other worker parks: the item stays processing until the first is done.
+    while q.waiting_getters() == 0 {
+        thread::yield_now();
+    }
+    assert!(rx.try_recv().is_err());
     q.done(&"foo");
     assert_eq!(rx.recv().unwrap(), "foo");
     worker.join().unwrap();
@@ -204,7 +206,7 @@ fn queue_drainage_using_shut_down_with_drain() {
     get_until_shutdown(&q);
     assert!(rx.try_recv().is_err(), "drain waits for processing items");
     q.done(&first);
-    assert!(rx.recv_timeout(Duration::from_millis(20)).is_err());
+    assert!(rx.try_recv().is_err(), "one item is still processing");
     q.done(&second);
     rx.recv().unwrap();
     drainer.join().unwrap();
@@ -306,7 +308,10 @@ async fn shut_down_wakes_async_and_blocking_getters() {
             thread::spawn(move || q.get_blocking())
         })
         .collect();
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    // Every getter parked, so shutdown has to wake them (not just be seen by late getters).
+    while q.waiting_getters() < 8 {
+        tokio::task::yield_now().await;
+    }
     q.shut_down();
     for t in tasks {
         assert_eq!(t.await.unwrap(), None);
@@ -389,4 +394,55 @@ fn add_ref_follows_the_same_rules_and_clones_only_when_queued() {
     q.shut_down();
     q.add_ref(&key);
     assert_eq!(q.len(), 0, "dropped after shutdown");
+}
+
+#[test]
+fn a_dropped_guard_calls_done() {
+    let q = Queue::new();
+    q.add(1);
+    {
+        let item = q.get_guarded_blocking().unwrap();
+        assert_eq!(*item, 1);
+        q.add(1);
+        assert_eq!(q.len(), 0, "processing: the add waits for done");
+    }
+    assert_eq!(q.len(), 1, "the guard's done queued the dirty item again");
+    let item = q.get_guarded_blocking().unwrap();
+    assert_eq!(item.item(), &1);
+    item.done();
+    assert!(!q.contains(&1), "explicit done");
+}
+
+#[test]
+fn a_worker_that_panics_still_releases_its_item() {
+    let q = Queue::new();
+    q.add("boom");
+    let worker = {
+        let q = q.clone();
+        thread::spawn(move || {
+            let _item = q.get_guarded_blocking().unwrap();
+            panic!("the reconcile panicked");
+        })
+    };
+    assert!(worker.join().is_err());
+    assert!(!q.contains(&"boom"), "unwinding dropped the guard");
+    q.add("boom");
+    assert_eq!(q.len(), 1, "and the item can be queued again");
+}
+
+#[tokio::test]
+async fn an_async_worker_returning_early_calls_done() {
+    async fn work(q: &Queue<u32>) -> Result<(), String> {
+        let item = q.get_guarded().await.ok_or("shut down")?;
+        if *item % 2 == 1 {
+            return Err(format!("{} is odd", *item)); // early return: the guard calls done
+        }
+        Ok(())
+    }
+    let q = Queue::new();
+    q.add(3);
+    assert_eq!(work(&q).await, Err("3 is odd".to_string()));
+    assert!(!q.contains(&3));
+    q.shut_down();
+    assert_eq!(work(&q).await, Err("shut down".to_string()));
 }

@@ -47,10 +47,11 @@ pub struct Config {
     /// HTTP/2 ping interval that detects dead connections under long watches (client-go: 30 s
     /// read-idle timeout, 15 s ping timeout). `None`: no pings.
     pub keep_alive: Option<Duration>,
-    /// Client-side rate limit for non-watch requests, requests per second (client-go: 5).
-    /// 0 disables the limiter.
+    /// Client-side rate limit for non-watch requests, requests per second (client-go: 5), a
+    /// kcache-flowcontrol token bucket. 0 or less disables the limiter; NaN or infinity is a
+    /// [`ConfigError::RateLimit`](crate::ConfigError::RateLimit) from `Client::new`.
     pub qps: f32,
-    /// Burst of the rate limit (client-go: 10).
+    /// Burst of the rate limit (client-go: 10); at least 1 when `qps > 0`.
     pub burst: u32,
     /// Retries of a non-watch request answered 429 or 5xx with `Retry-After` (client-go: 10).
     pub max_retries: u32,
