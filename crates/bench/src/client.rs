@@ -7,9 +7,15 @@ use kcache_transport::{Client, Config};
 
 /// A client for `kubeconfig`; exits with a message naming the file if it cannot be built.
 pub fn from_kubeconfig(kubeconfig: &Path) -> Client {
+    configured(kubeconfig, |_| {})
+}
+
+/// [`from_kubeconfig`], with `adjust` applied to the config last (a scenario's own flags).
+pub fn configured(kubeconfig: &Path, adjust: impl FnOnce(&mut Config)) -> Client {
     let built = Config::from_kubeconfig_file(kubeconfig).and_then(|mut config| {
         config.qps = 1000.0;
         config.burst = 1000;
+        adjust(&mut config);
         Client::new(config)
     });
     built.unwrap_or_else(|e| {

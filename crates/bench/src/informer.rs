@@ -38,6 +38,10 @@ pub struct Args {
     /// Cache metadata only (`PartialObjectMetadata`, client-go's metadatainformer).
     #[arg(long)]
     metadata: bool,
+    /// Do not ask for gzip (client-go's `DisableCompression`): measures what compression costs
+    /// or saves on this server.
+    #[arg(long)]
+    disable_compression: bool,
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
@@ -73,7 +77,9 @@ pub fn run(args: Args) {
         .expect("tokio runtime");
     let deadline = Instant::now() + args.timeout;
     runtime.block_on(async {
-        let client = client::from_kubeconfig(&args.kubeconfig);
+        let client = client::configured(&args.kubeconfig, |config| {
+            config.disable_compression = args.disable_compression;
+        });
         let factory = SharedInformerFactory::new(client, FactoryOptions::default());
         let mut fields = if args.metadata {
             let informer = factory.metadata_informer::<ConfigMap>();
@@ -83,6 +89,7 @@ pub fn run(args: Args) {
             measure(&factory, &informer, &args, deadline).await
         };
         fields["metadata_only"] = args.metadata.into();
+        fields["compression"] = (!args.disable_compression).into();
         factory.shutdown().await;
         emit("informer", fields);
     });
