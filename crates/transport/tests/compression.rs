@@ -16,7 +16,7 @@ use futures_util::StreamExt;
 use http_body_util::StreamBody;
 use hyper::body::Frame;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcache_core::{DynamicObject, Error, ListParams, WatchParams};
+use kcache_core::{DynamicObject, Error, ListParams, Resource, WatchParams};
 use kcache_testserver::TestCluster;
 use kcache_transport::{Api, Client, Config, PostParams};
 use support::client;
@@ -143,13 +143,7 @@ fn bomb_client(addr: SocketAddr) -> Api<DynamicObject> {
     let mut config = Config::new(format!("http://{addr}").parse().unwrap());
     config.qps = 0.0;
     config.max_object_size = 1 << 20;
-    let resource = kcache_core::ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
+    let resource = ConfigMap::api_resource();
     Api::dynamic(Client::new(config).unwrap(), resource, Some("default"))
 }
 

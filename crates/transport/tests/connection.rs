@@ -12,7 +12,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::Full;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcache_core::{DynamicObject, ListParams};
+use kcache_core::{DynamicObject, ListParams, Resource};
 use kcache_testserver::TestCluster;
 use kcache_transport::{Api, Client, Config, PostParams};
 use parking_lot::Mutex;
@@ -316,13 +316,7 @@ async fn recording_server(resets: usize) -> (SocketAddr, Arc<Mutex<Vec<http::Hea
 }
 
 fn configmaps(client: Client) -> Api<DynamicObject> {
-    let resource = kcache_core::ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "ConfigMap".into(),
-        plural: "configmaps".into(),
-        namespaced: true,
-    };
+    let resource = ConfigMap::api_resource();
     Api::dynamic(client, resource, Some("default"))
 }
 
