@@ -140,6 +140,14 @@ async fn service_account_tokens_and_reviews() {
         short.body["details"]["causes"][0]["field"],
         "spec.expirationSeconds"
     );
+    assert_eq!(short.body["details"]["kind"], "TokenRequest");
+    assert_eq!(short.body["details"]["group"], "authentication.k8s.io");
+    let message = short.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("TokenRequest.authentication.k8s.io \"")
+            && message.contains("is invalid: spec.expirationSeconds: Invalid value: 10: "),
+        "{message}"
+    );
     let none = c
         .client()
         .post(

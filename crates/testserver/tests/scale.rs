@@ -76,6 +76,16 @@ async fn check_workload_scale(c: &TestCluster, ns: &str, kind: &str, plural: &st
         negative.body["details"]["causes"][0]["field"],
         "spec.replicas"
     );
+    assert_eq!(negative.body["details"]["kind"], "Scale");
+    assert_eq!(negative.body["details"]["group"], "autoscaling");
+    let message = negative.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("Scale.autoscaling \"")
+            && message.ends_with(
+                "is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0"
+            ),
+        "{message}"
+    );
 
     let missing = c.client().get(&format!("{base}/nope/scale")).await.unwrap();
     assert_eq!(missing.status, 404);

@@ -143,7 +143,7 @@ pub(crate) fn scale(
         Method::PATCH => patched(&scale_of(paths, &current()?), headers, body, query)?,
         _ => return Err(ApiError::method_not_allowed()),
     };
-    let replicas = check_scale(res, name, &wanted)?;
+    let replicas = check_scale(name, &wanted)?;
     let want_rv = wanted["metadata"]["resourceVersion"]
         .as_str()
         .filter(|rv| !rv.is_empty() && *method == Method::PUT)
@@ -171,7 +171,7 @@ pub(crate) fn scale(
 
 /// The replicas a Scale asks for: 400 for another kind or a name that is not the URL's, 422
 /// for a negative count, as the API server.
-fn check_scale(res: &ResourceInfo, name: &str, scale: &Value) -> Result<i64, ApiError> {
+fn check_scale(name: &str, scale: &Value) -> Result<i64, ApiError> {
     match scale["kind"].as_str() {
         None | Some("" | "Scale") => {}
         Some(k) => {
@@ -196,22 +196,16 @@ fn check_scale(res: &ResourceInfo, name: &str, scale: &Value) -> Result<i64, Api
         })?,
     };
     if replicas < 0 {
-        let mut e = ApiError::invalid(
-            res,
+        return Err(ApiError::invalid_kind(
+            "autoscaling",
+            "Scale",
             name,
             vec![StatusCause {
                 type_: "FieldValueInvalid".into(),
                 message: format!("Invalid value: {replicas}: must be greater than or equal to 0"),
                 field: "spec.replicas".into(),
             }],
-        );
-        let details = e.status.details.get_or_insert_with(Default::default);
-        details.group = "autoscaling".into();
-        details.kind = "Scale".into();
-        e.status.message = format!(
-            "Scale.autoscaling \"{name}\" is invalid: spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"
-        );
-        return Err(e);
+        ));
     }
     Ok(replicas)
 }

@@ -71,22 +71,16 @@ pub(crate) fn token_request(
         None
     };
     if let Some(why) = too {
-        let mut e = ApiError::invalid(
-            &t.res,
+        return Err(ApiError::invalid_kind(
+            "authentication.k8s.io",
+            "TokenRequest",
             name,
             vec![StatusCause {
                 type_: "FieldValueInvalid".into(),
                 message: format!("Invalid value: {seconds}: {why}"),
                 field: "spec.expirationSeconds".into(),
             }],
-        );
-        let details = e.status.details.get_or_insert_with(Default::default);
-        details.group = "authentication.k8s.io".into();
-        details.kind = "TokenRequest".into();
-        e.status.message = format!(
-            "TokenRequest.authentication.k8s.io \"{name}\" is invalid: spec.expirationSeconds: Invalid value: {seconds}: {why}"
-        );
-        return Err(e);
+        ));
     }
     let expires = SystemTime::now() + Duration::from_secs(seconds as u64);
     let token = state.tokens.issue(Issued {
