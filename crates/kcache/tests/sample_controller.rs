@@ -182,13 +182,12 @@ async fn sample_controller_reconciles_foos() {
     // update it a second time). On the embedded server the Deployment watch is held back
     // (re-watches delayed 6 s after a cut) while a touch of the Foo makes that next sync start.
     let waits_before = ctl.sync_stats()[&owned_key].cache_waits;
-    let held_back = cluster.server().map(|server| {
+    let held_back = cluster.server().inspect(|server| {
         let watch = RequestMatch::any()
             .verb(Verb::Watch)
             .resource("deployments");
         server.delay(watch, Duration::from_secs(6));
         server.cut_watches();
-        server
     });
     foos.patch(
         "owned",
