@@ -134,8 +134,6 @@ impl CacheResourceVersion {
         &self,
         rv: &str,
     ) -> Result<(), WaitForResourceVersionError> {
-        // Refuse an opaque version before waiting for anything.
-        compare_resource_versions(rv, rv)?;
         let mut rx = self.rx.clone();
         loop {
             let (current, stopped) = {
@@ -190,8 +188,10 @@ impl CacheResourceVersion {
 }
 
 /// Whether `current` is at `wanted` or later; "" (nothing applied yet) is before everything.
+/// An opaque `wanted` is refused whatever `current` is.
 fn reached(current: &str, wanted: &str) -> Result<bool, WaitForResourceVersionError> {
     if current.is_empty() {
+        compare_resource_versions(wanted, wanted)?;
         return Ok(false);
     }
     Ok(compare_resource_versions(current, wanted)? != Ordering::Less)

@@ -184,6 +184,9 @@ async fn a_handle_taken_before_run_follows_the_informer() {
     let inf = SharedIndexInformer::new(src.clone(), Indexers::new(), InformerOptions::named("p"));
     let handle = inf.cache_resource_version();
     assert_eq!(handle.last_store_sync_resource_version(), "");
+    // Nothing applied yet: a comparable version is not reached, an opaque one is refused.
+    assert_eq!(handle.has_reached("1"), Ok(false));
+    assert!(handle.has_reached("x").is_err());
     let stop = CancellationToken::new();
     let task = tokio::spawn({
         let inf = inf.clone();
