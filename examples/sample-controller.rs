@@ -318,11 +318,15 @@ fn running_summary(running: &Running, started: Instant) {
             None => "never synced".into(),
         };
         println!(
-            "Foo {}: {now}\n    syncs: {} ok, {} failed, {} found it gone; {last}",
+            "Foo {}: {now}\n    syncs: {} ok, {} failed, {} found it gone; {last}\n    \
+             read your writes: {} syncs found our last write cached, {} waited for it, {} stale reads",
             key.as_str(),
             stats.synced,
             stats.failed,
-            stats.gone
+            stats.gone,
+            stats.writes_seen,
+            stats.cache_waits,
+            stats.stale_reads
         );
     }
     for d in ctl.deployments().indexer().list() {

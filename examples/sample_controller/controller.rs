@@ -1,12 +1,15 @@
 //! The Foo controller: sample-controller's `controller.go` on kcache's informers and workqueue.
 
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use kcache_core::{Object, ObjectKey, Resource};
+use kcache_core::{compare_resource_versions, Object, ObjectKey, Resource};
 use kcache_informer::{
-    DeletedObject, ResourceEventHandler, SharedIndexInformer, SharedInformerFactory,
+    CacheResourceVersion, DeletedObject, ResourceEventHandler, SharedIndexInformer,
+    SharedInformerFactory,
 };
 use kcache_store::Indexer;
 use kcache_transport::{Api, Client, PostParams};
@@ -37,6 +40,10 @@ pub fn message_resource_exists(name: &str) -> String {
     format!("Resource {name:?} already exists and is not managed by Foo")
 }
 
+/// How long a sync waits for a cache to catch up with the controller's own last write of its
+/// key before it gives up and retries the key with backoff.
+pub const READ_YOUR_WRITES_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How one sync of a key ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SyncOutcome {
@@ -59,6 +66,14 @@ pub struct SyncStats {
     pub failed: u64,
     /// Syncs that found the Foo deleted.
     pub gone: u64,
+    /// Syncs that started with a cache behind the controller's own last write of the key (the
+    /// Foo's status, or its Deployment) and waited until it caught up (read your writes).
+    pub cache_waits: u64,
+    /// Syncs that found the key's own last write in the caches (at once or after waiting).
+    pub writes_seen: u64,
+    /// Syncs that read a Foo older than the controller's own last write of its status. Read
+    /// your writes keeps this at zero.
+    pub stale_reads: u64,
     /// The latest outcome.
     pub last: Option<SyncOutcome>,
 }
@@ -69,9 +84,24 @@ pub struct Controller {
     client: Client,
     foos: SharedIndexInformer<Foo>,
     deployments: SharedIndexInformer<Deployment>,
+    /// The resourceVersions the two caches reflect, to wait on after our own writes.
+    foos_version: CacheResourceVersion,
+    deployments_version: CacheResourceVersion,
+    /// Per Foo key, the resourceVersions of the controller's last writes of it.
+    written: Mutex<BTreeMap<ObjectKey, Written>>,
     queue: RateLimitingQueue<ObjectKey>,
     stats: Mutex<BTreeMap<ObjectKey, SyncStats>>,
     events: FooEvents,
+}
+
+/// What the controller last wrote for one Foo key (controller-runtime PR #3473's idea: remember
+/// the resourceVersion each write returned, and wait for it before reconciling the key again).
+#[derive(Debug, Clone, Default)]
+struct Written {
+    /// The Foo, by its status update.
+    foo: Option<String>,
+    /// Its Deployment, by a create or an update.
+    deployment: Option<String>,
 }
 
 impl Controller {
@@ -94,8 +124,11 @@ impl Controller {
         Ok(Arc::new(Controller {
             events: FooEvents::start(client.clone()),
             client,
+            foos_version: foos.cache_resource_version(),
+            deployments_version: deployments.cache_resource_version(),
             foos,
             deployments,
+            written: Mutex::new(BTreeMap::new()),
             queue,
             stats: Mutex::new(BTreeMap::new()),
         }))
@@ -191,20 +224,92 @@ impl Controller {
         let s = stats.entry(key.clone()).or_default();
         match &outcome {
             SyncOutcome::Synced => s.synced += 1,
-            SyncOutcome::Gone => s.gone += 1,
+            SyncOutcome::Gone => {
+                s.gone += 1;
+                self.written.lock().remove(key);
+            }
             SyncOutcome::Failed(_) => s.failed += 1,
             SyncOutcome::Ignored(_) => {}
         }
         s.last = Some(outcome);
     }
 
+    /// Read your writes: before reconciling `key` again, waits until both caches reflect the
+    /// controller's own last writes of it (up to [`READ_YOUR_WRITES_TIMEOUT`]; a timeout fails
+    /// the sync, which retries the key). Without it, a sync that starts before the watch
+    /// delivered the last write reads the older object and acts on it again: a second
+    /// Deployment update, or a status update that conflicts or — worse — is skipped because
+    /// the stale status looked right (kubernetes#59848).
+    async fn wait_for_own_writes(&self, key: &ObjectKey) -> Result<(), SampleError> {
+        let Some(written) = self.written.lock().get(key).cloned() else {
+            return Ok(());
+        };
+        let mut waited = false;
+        for (cache, rv) in [
+            (&self.foos_version, written.foo),
+            (&self.deployments_version, written.deployment),
+        ] {
+            let Some(rv) = rv else { continue };
+            match cache.has_reached(&rv) {
+                Ok(true) => {}
+                Ok(false) => {
+                    tracing::info!(
+                        key = key.as_str(),
+                        rv,
+                        cache = cache.last_store_sync_resource_version(),
+                        "waiting for the cache to catch up with our own write"
+                    );
+                    waited = true;
+                    cache
+                        .wait_for_resource_version_timeout(&rv, READ_YOUR_WRITES_TIMEOUT)
+                        .await?;
+                }
+                // An opaque resourceVersion cannot be waited for: reconcile as before.
+                Err(e) => tracing::warn!(key = key.as_str(), "not waiting for our write: {e}"),
+            }
+        }
+        let mut stats = self.stats.lock();
+        let s = stats.entry(key.clone()).or_default();
+        s.writes_seen += 1;
+        s.cache_waits += u64::from(waited);
+        Ok(())
+    }
+
+    /// Records the resourceVersion a write of `key`'s Foo or Deployment returned.
+    fn wrote(&self, key: &ObjectKey, update: impl FnOnce(&mut Written)) {
+        update(self.written.lock().entry(key.clone()).or_default());
+    }
+
+    /// Counts a read of a Foo older than our own last write of it (never, with the wait).
+    fn check_not_stale(&self, key: &ObjectKey, foo: &Foo) {
+        let written = self.written.lock().get(key).and_then(|w| w.foo.clone());
+        let (Some(written), Some(read)) = (written, foo.resource_version()) else {
+            return;
+        };
+        if compare_resource_versions(read, &written) == Ok(Ordering::Less) {
+            tracing::error!(
+                key = key.as_str(),
+                read,
+                written,
+                "read a Foo older than our own write"
+            );
+            self.stats
+                .lock()
+                .entry(key.clone())
+                .or_default()
+                .stale_reads += 1;
+        }
+    }
+
     /// Brings the Foo's Deployment and status in line with its spec (`syncHandler`).
     async fn sync_handler(&self, key: &ObjectKey) -> Result<SyncOutcome, SampleError> {
+        self.wait_for_own_writes(key).await?;
         let Some(foo) = self.foos.indexer().get_by_key(key.as_str()) else {
             let key = key.as_str();
             tracing::info!(key, "Foo referenced by item in work queue no longer exists");
             return Ok(SyncOutcome::Gone);
         };
+        self.check_not_stale(key, &foo);
         let name = foo.spec.deployment_name.as_str();
         if name.is_empty() {
             let why = "Deployment name missing from object reference".to_string();
@@ -220,7 +325,11 @@ impl Controller {
             Some(d) => d,
             None => {
                 tracing::info!(key = key.as_str(), deployment = name, "creating Deployment");
-                Arc::new(api.create(&write_params(), &new_deployment(&foo)).await?)
+                let created = api.create(&write_params(), &new_deployment(&foo)).await?;
+                self.wrote(key, |w| {
+                    w.deployment = created.resource_version().map(Into::into)
+                });
+                Arc::new(created)
             }
         };
         if !is_controlled_by(&deployment, &foo) {
@@ -237,14 +346,19 @@ impl Controller {
                     desired,
                     "Update deployment resource"
                 );
-                Arc::new(
-                    api.replace(name, &write_params(), &new_deployment(&foo))
-                        .await?,
-                )
+                let updated = api
+                    .replace(name, &write_params(), &new_deployment(&foo))
+                    .await?;
+                self.wrote(key, |w| {
+                    w.deployment = updated.resource_version().map(Into::into)
+                });
+                Arc::new(updated)
             }
             _ => deployment,
         };
-        self.update_foo_status(&foo, &deployment).await?;
+        if let Some(written) = self.update_foo_status(&foo, &deployment).await? {
+            self.wrote(key, |w| w.foo = written.resource_version().map(Into::into));
+        }
         self.events.synced(&foo);
         Ok(SyncOutcome::Synced)
     }
@@ -252,25 +366,25 @@ impl Controller {
     /// Copies the Deployment's available replicas into the Foo's status through the `status`
     /// subresource (`updateFooStatus`). The cached Foo's resourceVersion goes with it, so a
     /// stale cache answers 409 and the key is retried. Unlike sample-controller, a write that
-    /// would change nothing is skipped.
+    /// would change nothing is skipped. Returns the Foo as written, if it was.
     async fn update_foo_status(
         &self,
         foo: &Foo,
         deployment: &Deployment,
-    ) -> Result<(), SampleError> {
+    ) -> Result<Option<Foo>, SampleError> {
         let available = available_replicas(deployment);
         if foo.status.is_some() && foo.available_replicas() == available {
-            return Ok(());
+            return Ok(None);
         }
         let mut copy = foo.clone();
         copy.status = Some(FooStatus {
             available_replicas: available,
         });
         let ns = foo.namespace().unwrap_or_default();
-        Api::<Foo>::namespaced(self.client.clone(), ns)
+        let written = Api::<Foo>::namespaced(self.client.clone(), ns)
             .replace_status(foo.name(), &write_params(), &copy)
             .await?;
-        Ok(())
+        Ok(Some(written))
     }
 }
 

@@ -53,4 +53,7 @@ pub enum SampleError {
     /// A condition did not hold in time.
     #[error(transparent)]
     Wait(#[from] wait::WaitTimeout),
+    /// A cache did not catch up with the controller's own write in time (read your writes).
+    #[error(transparent)]
+    CacheBehind(#[from] kcache_informer::WaitForResourceVersionError),
 }

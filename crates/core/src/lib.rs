@@ -16,6 +16,7 @@ mod params;
 mod partial;
 mod report;
 mod resource;
+mod resource_version;
 pub mod selector;
 mod status;
 mod store_error;
@@ -38,6 +39,9 @@ pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
 pub use partial::{PartialObjectMeta, META_API_VERSION};
 pub use report::ErrorChain;
 pub use resource::{ApiResource, Resource};
+pub use resource_version::{
+    compare_resource_versions, is_comparable_resource_version, IncomparableResourceVersion,
+};
 pub use status::{Status, StatusCause, StatusDetails, CAUSE_RESOURCE_VERSION_TOO_LARGE};
 pub use store_error::StoreError;
 pub use tombstone::{DeletedFinalStateUnknown, DeletedObject};

@@ -8,16 +8,16 @@ use std::time::Duration;
 use kcache_core::{KnownObjects, Object, ObjectKey, ReflectorStore};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use tokio::sync::Notify;
-use tokio::time::Instant;
 
 use crate::in_order::InOrderQueue;
 use crate::initial_sync::InitialSync;
 use crate::keyed::KeyedQueue;
 use crate::popped::{Finished, Outcome};
-use crate::rules::{KnownView, Processing, QueueRules};
+use crate::progress::Progress;
+use crate::rules::{KnownView, Processing, QueueRules, Stamp};
 use crate::{
     Delta, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, Error, FifoMode, Popped, PoppedBatch,
-    PoppedEntry, TransformFunc,
+    PoppedEntry, ResourceVersionObserver, TransformFunc,
 };
 
 /// client-go's `DeltaFIFO` (and, with [`FifoMode::Real`], its `RealFIFO`): the queue between a
@@ -45,7 +45,10 @@ pub struct DeltaFifo<K> {
 
 /// Adds and updates not yet moved into the queue.
 struct Inbox<K> {
-    pushed: Vec<(ObjectKey, Delta<K>, Instant)>,
+    pushed: Vec<(ObjectKey, Delta<K>, Stamp)>,
+    /// The number the next write gets (see `progress.rs`); pushes take theirs here, under this
+    /// lock, so the inbox is in write order.
+    next_seq: u64,
     /// Set by a consumer that found nothing to pop and is about to wait; the next push wakes it.
     consumer_waiting: bool,
 }
@@ -55,10 +58,12 @@ const INBOX_KEPT_CAPACITY: usize = 4096;
 
 struct State<K> {
     /// The emptied inbox vector of the last round, swapped in at the next.
-    spare_inbox: Vec<(ObjectKey, Delta<K>, Instant)>,
+    spare_inbox: Vec<(ObjectKey, Delta<K>, Stamp)>,
     rules: Box<dyn QueueRules<K>>,
     processing: Processing<K>,
     sync: InitialSync,
+    /// The resourceVersion the consumer's cache reflects, and the marks that move it.
+    progress: Progress,
     closed: bool,
     /// Consumers waiting in `pop` (async) and `pop_blocking`; producers wake them only if any.
     waiting_async: usize,
@@ -91,6 +96,7 @@ impl<K: Object> DeltaFifo<K> {
         DeltaFifo {
             inbox: Mutex::new(Inbox {
                 pushed: Vec::new(),
+                next_seq: 0,
                 consumer_waiting: false,
             }),
             state: Mutex::new(State {
@@ -98,6 +104,7 @@ impl<K: Object> DeltaFifo<K> {
                 rules,
                 processing: Processing::default(),
                 sync: InitialSync::default(),
+                progress: Progress::default(),
                 closed: false,
                 waiting_async: 0,
                 waiting_blocking: 0,
@@ -127,12 +134,15 @@ impl<K: Object> DeltaFifo<K> {
         let obj = self.transform(&key, obj)?;
         let mut st = self.locked();
         st.sync.populate();
+        let seq = self.write_seq(&mut st);
+        st.progress
+            .mark(seq, obj.resource_version().unwrap_or_default());
         let st_ref = &mut *st;
         let known = KnownView {
             known: self.known_objects.as_deref(),
             processing: &st_ref.processing,
         };
-        st_ref.rules.delete(key, obj, &known);
+        st_ref.rules.delete(key, obj, &known, Stamp::now(seq));
         self.unlock_and_wake(st);
         Ok(())
     }
@@ -140,9 +150,11 @@ impl<K: Object> DeltaFifo<K> {
     /// A relist: `Replaced` (or `Sync` when `emit_delta_type_replaced` is off, in Delta mode)
     /// for every item, and a `Deleted` tombstone for every queued or known key the list lacks.
     /// All items are transformed first, so a transformer error leaves the queue unchanged.
+    /// Once every entry it queued is processed, the consumer's cache reflects `resource_version`
+    /// (see [`DeltaFifo::last_store_sync_resource_version`]).
     pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
-        let _ = resource_version;
-        self.replace_keyed(items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj)))
+        let items = items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj));
+        self.replace_keyed(items, resource_version)
     }
 
     /// [`DeltaFifo::replace`] with each item's key ([`ObjectKey::of`] the item) already built.
@@ -151,12 +163,15 @@ impl<K: Object> DeltaFifo<K> {
         items: Vec<(ObjectKey, Arc<K>)>,
         resource_version: &str,
     ) -> Result<(), Error> {
-        let _ = resource_version;
-        self.replace_keyed(items.into_iter())
+        self.replace_keyed(items.into_iter(), resource_version)
     }
 
     /// Both replaces: the keyed items are transformed and collected in one pass.
-    fn replace_keyed(&self, items: impl Iterator<Item = (ObjectKey, Arc<K>)>) -> Result<(), Error> {
+    fn replace_keyed(
+        &self,
+        items: impl Iterator<Item = (ObjectKey, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
         let items = items
             .map(|(key, obj)| {
                 let obj = self.transform(&key, obj)?;
@@ -164,12 +179,16 @@ impl<K: Object> DeltaFifo<K> {
             })
             .collect::<Result<Vec<_>, Error>>()?;
         let mut st = self.locked();
+        let seq = self.write_seq(&mut st);
+        st.progress.mark(seq, resource_version);
         let st_ref = &mut *st;
         let known = KnownView {
             known: self.known_objects.as_deref(),
             processing: &st_ref.processing,
         };
-        let count = st_ref.rules.replace(items, self.replaced, &known);
+        let count = st_ref
+            .rules
+            .replace(items, self.replaced, &known, Stamp::now(seq));
         st_ref.sync.replaced(count);
         self.unlock_and_wake(st);
         Ok(())
@@ -182,14 +201,39 @@ impl<K: Object> DeltaFifo<K> {
             return Ok(());
         }
         let mut st = self.locked();
+        let seq = self.write_seq(&mut st);
         let st_ref = &mut *st;
         let known = KnownView {
             known: self.known_objects.as_deref(),
             processing: &st_ref.processing,
         };
-        st_ref.rules.resync(&known);
+        st_ref.rules.resync(&known, Stamp::now(seq));
         self.unlock_and_wake(st);
         Ok(())
+    }
+
+    /// A watch bookmark: nothing changed up to `resource_version`. Once everything queued before
+    /// it is processed, the consumer's cache reflects it (client-go's `Bookmark` delta, carried
+    /// in order in both modes; see [`DeltaFifo::last_store_sync_resource_version`]).
+    pub fn bookmark(&self, resource_version: &str) {
+        let mut st = self.locked();
+        let seq = self.write_seq(&mut st);
+        st.progress.mark(seq, resource_version);
+        self.unlock_and_wake(st);
+    }
+
+    /// The resourceVersion the consumer's cache reflects: that of the newest event, relist or
+    /// bookmark such that it and every write before it have been popped and processed ("" until
+    /// then). client-go's `LastStoreSyncResourceVersion`; it moves in write order in both modes.
+    pub fn last_store_sync_resource_version(&self) -> String {
+        self.locked().progress.reached().to_owned()
+    }
+
+    /// Calls `observer` with the new resourceVersion each time
+    /// [`DeltaFifo::last_store_sync_resource_version`] moves (replacing an earlier observer). It
+    /// runs under the FIFO's lock: keep it short and do not call the FIFO from it.
+    pub fn set_resource_version_observer(&self, observer: ResourceVersionObserver) {
+        self.locked().progress.set_observer(observer);
     }
 
     /// Waits for the next entry, runs `process(deltas, is_in_initial_list)` without holding the
@@ -342,7 +386,7 @@ impl<K: Object> DeltaFifo<K> {
         QueueMetrics {
             depth: st.rules.depth(),
             processing: st.processing.len(),
-            oldest_age: st.rules.oldest().map(|t| t.elapsed()),
+            oldest_age: st.rules.oldest().map(|t| t.at.elapsed()),
         }
     }
 
@@ -352,7 +396,9 @@ impl<K: Object> DeltaFifo<K> {
         let delta = Delta::new(type_, obj);
         let wake = {
             let mut inbox = self.inbox.lock();
-            inbox.pushed.push((key, delta, Instant::now()));
+            let stamp = Stamp::now(inbox.next_seq);
+            inbox.next_seq += 1;
+            inbox.pushed.push((key, delta, stamp));
             std::mem::take(&mut inbox.consumer_waiting)
         };
         if wake {
@@ -379,15 +425,17 @@ impl<K: Object> DeltaFifo<K> {
     /// The next poppable entry, `Err(Closed)` when closed and drained, `None` to wait.
     fn try_take(&self, st: &mut State<K>) -> Option<Result<PoppedEntry<K>, Error>> {
         match st.rules.take(&st.processing) {
-            Some((key, deltas)) => {
+            Some((key, deltas, stamp)) => {
                 let after = deltas.newest().and_then(Delta::resulting_object);
                 st.processing.insert(key.clone(), after);
+                st.progress.taken(stamp.seq);
                 let (is_in_initial_list, counted) = st.sync.popped();
                 Some(Ok(PoppedEntry {
                     key,
                     deltas,
                     is_in_initial_list,
                     counted,
+                    seq: stamp.seq,
                 }))
             }
             None if st.closed && st.rules.depth() == 0 => Some(Err(Error::Closed)),
@@ -400,9 +448,11 @@ impl<K: Object> DeltaFifo<K> {
         let mut st = self.locked();
         for f in finished {
             st.processing.remove(&f.key);
+            let requeued = matches!(f.outcome, Outcome::Requeue(_));
+            st.progress.finished(f.seq, requeued);
             match f.outcome {
                 Outcome::Requeue(deltas) => {
-                    st.rules.requeue(f.key, deltas);
+                    st.rules.requeue(f.key, deltas, Stamp::now(f.seq));
                     st.sync.requeued(f.counted);
                 }
                 Outcome::Done(emptied) => {
@@ -414,8 +464,11 @@ impl<K: Object> DeltaFifo<K> {
         self.unlock_and_wake(st);
     }
 
-    /// Releases the lock, then wakes waiting consumers if there are any.
+    /// Moves the cache's resourceVersion past the marks now reached, releases the lock, then
+    /// wakes waiting consumers if there are any.
     fn unlock_and_wake(&self, mut st: MutexGuard<'_, State<K>>) {
+        let head = st.rules.oldest().map(|s| s.seq);
+        st.progress.advance(head);
         let waiting_async = std::mem::take(&mut st.waiting_async);
         let waiting_blocking = std::mem::take(&mut st.waiting_blocking);
         drop(st);
@@ -426,27 +479,55 @@ impl<K: Object> DeltaFifo<K> {
             self.wake_blocking.notify_all();
         }
     }
-}
 
-impl<K> DeltaFifo<K> {
     /// Locks the queue, first moving the inbox into it (in push order), so that every reader and
     /// writer under the lock sees every add and update pushed before it.
     fn locked(&self) -> MutexGuard<'_, State<K>> {
         let mut st = self.state.lock();
         let spare = std::mem::take(&mut st.spare_inbox);
-        let mut pushed = std::mem::replace(&mut self.inbox.lock().pushed, spare);
+        let pushed = std::mem::replace(&mut self.inbox.lock().pushed, spare);
+        Self::move_pushed(&mut st, pushed);
+        st
+    }
+
+    /// The number of a write made under the queue's lock. Pushes that took a smaller number
+    /// since the lock was taken are moved into the queue first, so every older write is queued.
+    fn write_seq(&self, st: &mut State<K>) -> u64 {
+        let spare = std::mem::take(&mut st.spare_inbox);
+        let (pushed, seq) = {
+            let mut inbox = self.inbox.lock();
+            let seq = inbox.next_seq;
+            inbox.next_seq += 1;
+            (std::mem::replace(&mut inbox.pushed, spare), seq)
+        };
+        Self::move_pushed(st, pushed);
+        seq
+    }
+
+    /// Queues pushed adds and updates; the newest resourceVersion among them becomes one mark,
+    /// numbered as the last of them (reached once all of them are processed).
+    fn move_pushed(st: &mut State<K>, mut pushed: Vec<(ObjectKey, Delta<K>, Stamp)>) {
         if !pushed.is_empty() {
             st.sync.populate();
-            for (key, delta, at) in pushed.drain(..) {
-                st.rules.push(key, delta, at);
+            let last = pushed.last().map(|(_, _, stamp)| stamp.seq);
+            let rv = pushed.iter().rev().find_map(|(_, delta, _)| {
+                let rv = delta.object.object()?.resource_version()?;
+                (!rv.is_empty()).then(|| Arc::<str>::from(rv))
+            });
+            if let (Some(seq), Some(rv)) = (last, rv) {
+                st.progress.mark(seq, &rv);
+            }
+            for (key, delta, stamp) in pushed.drain(..) {
+                st.rules.push(key, delta, stamp);
             }
         }
         if pushed.capacity() <= INBOX_KEPT_CAPACITY {
             st.spare_inbox = pushed;
         }
-        st
     }
+}
 
+impl<K> DeltaFifo<K> {
     /// Marks a consumer as waiting for a push, unless one arrived since the queue was locked
     /// (then the caller looks again). Called with the queue's lock held.
     fn wait_for_push(&self) -> bool {
@@ -486,9 +567,12 @@ impl<K: Object> ReflectorStore<K> for DeltaFifo<K> {
     fn resync(&self) -> Result<(), kcache_core::Error> {
         Ok(DeltaFifo::resync(self)?)
     }
+    fn bookmark(&self, resource_version: &str) {
+        DeltaFifo::bookmark(self, resource_version)
+    }
 }
 
-impl<K> std::fmt::Debug for DeltaFifo<K> {
+impl<K: Object> std::fmt::Debug for DeltaFifo<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let st = self.locked();
         f.debug_struct("DeltaFifo")

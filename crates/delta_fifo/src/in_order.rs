@@ -3,18 +3,16 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::rules::{KnownView, Processing, QueueRules, Stamp};
+use crate::{Delta, DeltaObject, DeltaType, Deltas};
 use ahash::{AHashMap, AHashSet};
 use kcache_core::ObjectKey;
-use tokio::time::Instant;
-
-use crate::rules::{KnownView, Processing, QueueRules};
-use crate::{Delta, DeltaObject, DeltaType, Deltas};
 
 /// One queued delta with its key and arrival time.
 struct Entry<K> {
     key: ObjectKey,
     delta: Delta<K>,
-    since: Instant,
+    since: Stamp,
 }
 
 /// Every delta in arrival order; nothing is merged.
@@ -29,12 +27,8 @@ impl<K> InOrderQueue<K> {
         }
     }
 
-    fn entry(key: ObjectKey, delta: Delta<K>) -> Entry<K> {
-        Entry {
-            key,
-            delta,
-            since: Instant::now(),
-        }
+    fn entry(key: ObjectKey, delta: Delta<K>, since: Stamp) -> Entry<K> {
+        Entry { key, delta, since }
     }
 
     /// Each queued key once, in order of first appearance.
@@ -45,18 +39,14 @@ impl<K> InOrderQueue<K> {
 }
 
 impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant) {
-        self.items.push_back(Entry {
-            key,
-            delta,
-            since: at,
-        });
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, stamp: Stamp) {
+        self.items.push_back(Self::entry(key, delta, stamp));
     }
 
-    fn delete(&mut self, key: ObjectKey, obj: Arc<K>, _known: &KnownView<'_, K>) {
+    fn delete(&mut self, key: ObjectKey, obj: Arc<K>, _known: &KnownView<'_, K>, stamp: Stamp) {
         // RealFIFO queues every deletion: the consumer ignores one of an unknown key.
         self.items
-            .push_back(Self::entry(key, Delta::new(DeltaType::Deleted, obj)));
+            .push_back(Self::entry(key, Delta::new(DeltaType::Deleted, obj), stamp));
     }
 
     fn replace(
@@ -64,6 +54,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
         items: Vec<(ObjectKey, Arc<K>)>,
         _replaced: DeltaType,
         known: &KnownView<'_, K>,
+        stamp: Stamp,
     ) -> usize {
         let listed: AHashSet<&ObjectKey> = items.iter().map(|(k, _)| k).collect();
         // The last queued state of each queued key (None after a deletion), in first-seen order.
@@ -90,16 +81,19 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
         }
         for (k, obj) in vanished {
             self.items
-                .push_back(Self::entry(k.clone(), Delta::tombstone(k, obj)));
+                .push_back(Self::entry(k.clone(), Delta::tombstone(k, obj), stamp));
         }
         for (key, obj) in items {
-            self.items
-                .push_back(Self::entry(key, Delta::new(DeltaType::Replaced, obj)));
+            self.items.push_back(Self::entry(
+                key,
+                Delta::new(DeltaType::Replaced, obj),
+                stamp,
+            ));
         }
         self.items.len()
     }
 
-    fn resync(&mut self, known: &KnownView<'_, K>) {
+    fn resync(&mut self, known: &KnownView<'_, K>, stamp: Stamp) {
         if !known.is_present() {
             return;
         }
@@ -110,12 +104,12 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
             }
             if let Some(obj) = known.get(&k) {
                 self.items
-                    .push_back(Self::entry(k, Delta::new(DeltaType::Sync, obj)));
+                    .push_back(Self::entry(k, Delta::new(DeltaType::Sync, obj), stamp));
             }
         }
     }
 
-    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>)> {
+    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>, Stamp)> {
         let i = if processing.is_empty() {
             0
         } else {
@@ -124,17 +118,18 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
                 .position(|e| !processing.contains_key(&e.key))?
         };
         let e = self.items.remove(i)?;
-        Some((e.key, Deltas(vec![e.delta])))
+        Some((e.key, Deltas(vec![e.delta]), e.since))
     }
 
-    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>) {
+    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, stamp: Stamp) {
         let at = self
             .items
             .iter()
             .position(|e| e.key == key)
             .unwrap_or(self.items.len());
         for (i, d) in deltas.into_iter().enumerate() {
-            self.items.insert(at + i, Self::entry(key.clone(), d));
+            self.items
+                .insert(at + i, Self::entry(key.clone(), d, stamp));
         }
     }
 
@@ -142,7 +137,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
         self.items.len()
     }
 
-    fn oldest(&self) -> Option<Instant> {
+    fn oldest(&self) -> Option<Stamp> {
         self.items.front().map(|e| e.since)
     }
 

@@ -4,12 +4,10 @@ use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::rules::{KnownView, Processing, QueueRules, Stamp};
+use crate::{Delta, DeltaObject, DeltaType, Deltas};
 use ahash::{AHashMap, AHashSet};
 use kcache_core::ObjectKey;
-use tokio::time::Instant;
-
-use crate::rules::{KnownView, Processing, QueueRules};
-use crate::{Delta, DeltaObject, DeltaType, Deltas};
 
 /// Emptied delta lists kept for reuse, at most this many...
 const SPARE_LISTS: usize = 1024;
@@ -21,7 +19,7 @@ const SPARE_CAPACITY: usize = 64;
 /// Invariant: a key is in `queue` iff it is in `items`, exactly once; its list is never empty.
 pub(crate) struct KeyedQueue<K> {
     items: AHashMap<ObjectKey, Vec<Delta<K>>>,
-    queue: VecDeque<(ObjectKey, Instant)>,
+    queue: VecDeque<(ObjectKey, Stamp)>,
     /// Lists of processed entries, handed back by consumers: a producer reuses one for a newly
     /// queued key instead of allocating (and growing) a fresh list that a consumer thread
     /// frees again — a steady producer/consumer pair then recycles the same few buffers.
@@ -37,8 +35,8 @@ impl<K> KeyedQueue<K> {
         }
     }
 
-    /// Appends a delta that arrived at `at`; a key already queued keeps its place.
-    fn append_at(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant) {
+    /// Appends a delta of the write `at`; a key already queued keeps its place (and stamp).
+    fn append_at(&mut self, key: ObjectKey, delta: Delta<K>, at: Stamp) {
         match self.items.entry(key) {
             Entry::Occupied(mut e) => push_deduped(e.get_mut(), delta),
             Entry::Vacant(e) => {
@@ -48,11 +46,6 @@ impl<K> KeyedQueue<K> {
                 e.insert(list);
             }
         }
-    }
-
-    /// Appends a delta arriving now.
-    fn append(&mut self, key: ObjectKey, delta: Delta<K>) {
-        self.append_at(key, delta, Instant::now());
     }
 }
 
@@ -71,17 +64,17 @@ fn push_deduped<K>(deltas: &mut Vec<Delta<K>>, d: Delta<K>) {
 }
 
 impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant) {
-        self.append_at(key, delta, at);
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, stamp: Stamp) {
+        self.append_at(key, delta, stamp);
     }
 
-    fn delete(&mut self, key: ObjectKey, obj: Arc<K>, known: &KnownView<'_, K>) {
+    fn delete(&mut self, key: ObjectKey, obj: Arc<K>, known: &KnownView<'_, K>, stamp: Stamp) {
         // Without a cache, only a queued key can be deleted; with one, a key absent from both
         // the queue and the cache was already deleted.
         if !self.items.contains_key(&key) && (!known.is_present() || known.get(&key).is_none()) {
             return;
         }
-        self.append(key, Delta::new(DeltaType::Deleted, obj));
+        self.append_at(key, Delta::new(DeltaType::Deleted, obj), stamp);
     }
 
     fn replace(
@@ -89,13 +82,13 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         items: Vec<(ObjectKey, Arc<K>)>,
         replaced: DeltaType,
         known: &KnownView<'_, K>,
+        now: Stamp,
     ) -> usize {
         // Keys already queued keep their place at the front; listed keys new to the queue go
         // after them. Only the keys queued before the list can have vanished from it, so only
         // they are checked against it — a first list (nothing queued) builds no set of keys.
         let queued_before = self.queue.len();
         let mut relisted = AHashSet::new();
-        let now = Instant::now();
         // At least this many listed keys are new to the queue (exact on a first list). Reserving
         // the whole list would, over a backlog of the same keys, double the map for nothing.
         let growth = items.len().saturating_sub(queued_before);
@@ -135,18 +128,18 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         self.queue.len()
     }
 
-    fn resync(&mut self, known: &KnownView<'_, K>) {
+    fn resync(&mut self, known: &KnownView<'_, K>, stamp: Stamp) {
         for k in known.keys() {
             if self.items.contains_key(&k) {
                 continue;
             }
             if let Some(obj) = known.get(&k) {
-                self.append(k, Delta::new(DeltaType::Sync, obj));
+                self.append_at(k, Delta::new(DeltaType::Sync, obj), stamp);
             }
         }
     }
 
-    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>)> {
+    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>, Stamp)> {
         let i = if processing.is_empty() {
             0
         } else {
@@ -154,21 +147,25 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
                 .iter()
                 .position(|(k, _)| !processing.contains_key(k))?
         };
-        let (key, _) = self.queue.remove(i)?;
+        let (key, stamp) = self.queue.remove(i)?;
         let deltas = self.items.remove(&key)?;
-        Some((key, Deltas(deltas)))
+        Some((key, Deltas(deltas), stamp))
     }
 
-    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>) {
+    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, stamp: Stamp) {
         match self.items.entry(key) {
             Entry::Occupied(mut e) => {
+                // The entry now holds older deltas than its stamp says: it takes theirs.
+                if let Some(queued) = self.queue.iter_mut().find(|(k, _)| k == e.key()) {
+                    queued.1.seq = queued.1.seq.min(stamp.seq);
+                }
                 let newer = std::mem::replace(e.get_mut(), deltas.0);
                 for d in newer {
                     push_deduped(e.get_mut(), d);
                 }
             }
             Entry::Vacant(e) => {
-                self.queue.push_back((e.key().clone(), Instant::now()));
+                self.queue.push_back((e.key().clone(), stamp));
                 e.insert(deltas.0);
             }
         }
@@ -185,7 +182,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         self.queue.len()
     }
 
-    fn oldest(&self) -> Option<Instant> {
+    fn oldest(&self) -> Option<Stamp> {
         self.queue.front().map(|(_, t)| *t)
     }
 
@@ -233,9 +230,9 @@ mod tests {
             known: None,
             processing: &processing,
         };
-        let first = q.replace(listed(1000), DeltaType::Replaced, &known);
+        let first = q.replace(listed(1000), DeltaType::Replaced, &known, Stamp::now(1));
         let (items, queue) = (q.items.capacity(), q.queue.capacity());
-        let again = q.replace(listed(1000), DeltaType::Replaced, &known);
+        let again = q.replace(listed(1000), DeltaType::Replaced, &known, Stamp::now(2));
         assert_eq!((first, again), (1000, 1000));
         assert_eq!(q.items.capacity(), items);
         assert_eq!(q.queue.capacity(), queue);

@@ -8,6 +8,7 @@ mod initial_sync;
 mod keyed;
 mod options;
 mod popped;
+mod progress;
 mod queue;
 mod rules;
 
@@ -17,4 +18,5 @@ pub use fifo::{DeltaFifo, QueueMetrics};
 pub use kcache_core::DeletedFinalStateUnknown;
 pub use options::{DeltaFifoOptions, FifoMode, TransformFunc};
 pub use popped::{Popped, PoppedBatch, PoppedEntry};
+pub use progress::ResourceVersionObserver;
 pub use queue::Queue;

@@ -11,6 +11,8 @@ pub struct PoppedEntry<K> {
     pub(crate) deltas: Deltas<K>,
     pub(crate) is_in_initial_list: bool,
     pub(crate) counted: bool,
+    /// The number of the write that queued the entry (see `progress.rs`).
+    pub(crate) seq: u64,
 }
 
 impl<K> PoppedEntry<K> {
@@ -21,6 +23,7 @@ impl<K> PoppedEntry<K> {
             deltas,
             is_in_initial_list,
             counted: false,
+            seq: 0,
         }
     }
 
@@ -44,6 +47,7 @@ impl<K> PoppedEntry<K> {
 pub(crate) struct Finished<K> {
     pub(crate) key: ObjectKey,
     pub(crate) counted: bool,
+    pub(crate) seq: u64,
     pub(crate) outcome: Outcome<K>,
 }
 
@@ -62,6 +66,7 @@ impl<K> PoppedEntry<K> {
         Finished {
             key: self.key.clone(),
             counted: self.counted,
+            seq: self.seq,
             outcome: if requeue {
                 Outcome::Requeue(deltas)
             } else {

@@ -56,33 +56,53 @@ impl<K> KnownView<'_, K> {
     }
 }
 
+/// When an entry was queued, and by which write: the FIFO numbers its writes in order, and an
+/// entry keeps the number of the write that queued it (deltas merged into it later do not change
+/// it), so the head of the queue holds the oldest write still waiting (see `progress.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stamp {
+    pub(crate) at: Instant,
+    pub(crate) seq: u64,
+}
+
+impl Stamp {
+    /// Write number `seq`, now.
+    pub(crate) fn now(seq: u64) -> Self {
+        Stamp {
+            at: Instant::now(),
+            seq,
+        }
+    }
+}
+
 /// The queueing rules of one mode; the shell holds the lock while calling them.
 pub(crate) trait QueueRules<K>: Send {
-    /// Queues an `Added`/`Updated` delta pushed at `at`.
-    fn push(&mut self, key: ObjectKey, delta: Delta<K>, at: Instant);
+    /// Queues an `Added`/`Updated` delta pushed by the write `stamp`.
+    fn push(&mut self, key: ObjectKey, delta: Delta<K>, stamp: Stamp);
     /// Queues a `Deleted` delta, unless the mode's rules say the deletion is of nothing.
-    fn delete(&mut self, key: ObjectKey, obj: Arc<K>, known: &KnownView<'_, K>);
+    fn delete(&mut self, key: ObjectKey, obj: Arc<K>, known: &KnownView<'_, K>, stamp: Stamp);
     /// Applies a relist; returns the initial population count it implies.
     fn replace(
         &mut self,
         items: Vec<(ObjectKey, Arc<K>)>,
         replaced: DeltaType,
         known: &KnownView<'_, K>,
+        stamp: Stamp,
     ) -> usize;
     /// Queues `Sync` deltas for cached keys with nothing queued.
-    fn resync(&mut self, known: &KnownView<'_, K>);
-    /// Takes the next deltas whose key is not being processed.
-    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>)>;
-    /// Puts popped deltas back ahead of any newer deltas of the same key.
-    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>);
+    fn resync(&mut self, known: &KnownView<'_, K>, stamp: Stamp);
+    /// Takes the next deltas whose key is not being processed, with their entry's stamp.
+    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>, Stamp)>;
+    /// Puts popped deltas back ahead of any newer deltas of the same key (`stamp`: theirs).
+    fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, stamp: Stamp);
     /// Takes back the emptied list of a processed entry, for a later key to reuse.
     fn recycle(&mut self, emptied: Vec<Delta<K>>) {
         let _ = emptied;
     }
     /// How many entries wait to be popped (keys in Delta mode, deltas in Real mode).
     fn depth(&self) -> usize;
-    /// When the entry at the head of the queue was queued.
-    fn oldest(&self) -> Option<Instant>;
+    /// The stamp of the entry at the head of the queue.
+    fn oldest(&self) -> Option<Stamp>;
     /// The queued keys, in queue order, each once.
     fn keys(&self) -> Vec<ObjectKey>;
     /// The queued deltas of one key, oldest first.

@@ -38,6 +38,9 @@ use crate::notifying_store::NotifyingStore;
 use crate::options::InformerOptions;
 use crate::processor::{determine_resync_period, Processor};
 use crate::registration::{InformerSync, ResourceEventHandlerRegistration};
+use crate::resource_version::{
+    CacheResourceVersion, CacheVersionSender, WaitForResourceVersionError,
+};
 use crate::sync_signal::SyncSignal;
 
 /// Pops between wake-ups of handler threads while the FIFO stays busy (it bounds how long a
@@ -87,6 +90,8 @@ pub(crate) struct Shared<K, C> {
     stopped: AtomicBool,
     /// Set once the informer has been seen synced, so the pop loop stops waking waiters.
     synced_once: AtomicBool,
+    /// The resourceVersion the cache reflects, published as the FIFO moves it.
+    cache_version: CacheVersionSender,
     options: InformerOptions,
 }
 
@@ -182,6 +187,7 @@ where
                 next_listener: AtomicU64::new(1),
                 stopped: AtomicBool::new(false),
                 synced_once: AtomicBool::new(false),
+                cache_version: CacheVersionSender::new(),
                 options,
             }),
         }
@@ -370,6 +376,57 @@ where
             .unwrap_or_default()
     }
 
+    /// The resourceVersion the cache reflects: the newest watch event, relist or bookmark that
+    /// has been applied to the cache together with everything the reflector delivered before
+    /// it ("" before the first). client-go's `LastStoreSyncResourceVersion` (KEP-5647); unlike
+    /// [`SharedIndexInformer::last_sync_resource_version`], which the reflector moves as soon
+    /// as it queues a change, this one moves only once the cache holds it.
+    pub fn last_store_sync_resource_version(&self) -> String {
+        self.cache_resource_version()
+            .last_store_sync_resource_version()
+    }
+
+    /// A handle on the cache's resourceVersion to keep beside a lister: read it, or wait for a
+    /// version written through the API (see the README's "Read your writes").
+    pub fn cache_resource_version(&self) -> CacheResourceVersion {
+        self.shared.cache_version.handle(&self.shared.options.name)
+    }
+
+    /// Waits until the cache reflects `rv` or later (read your writes, KEP-5647): after writing
+    /// an object at `rv`, the cache then holds that write or a newer state. Errors when `rv` is
+    /// not a comparable resourceVersion (the server's are opaque) and when the informer stops
+    /// first. See [`CacheResourceVersion::wait_for_resource_version`].
+    pub async fn wait_for_resource_version(
+        &self,
+        rv: &str,
+    ) -> Result<(), WaitForResourceVersionError> {
+        self.cache_resource_version()
+            .wait_for_resource_version(rv)
+            .await
+    }
+
+    /// [`SharedIndexInformer::wait_for_resource_version`], giving up after `timeout`.
+    pub async fn wait_for_resource_version_timeout(
+        &self,
+        rv: &str,
+        timeout: Duration,
+    ) -> Result<(), WaitForResourceVersionError> {
+        self.cache_resource_version()
+            .wait_for_resource_version_timeout(rv, timeout)
+            .await
+    }
+
+    /// [`SharedIndexInformer::wait_for_resource_version`], giving up when `cancel` fires.
+    pub async fn wait_for_resource_version_until(
+        &self,
+        rv: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), WaitForResourceVersionError> {
+        self.cache_resource_version()
+            .wait_for_resource_version_until(rv, cancel)
+            .await
+    }
+
     /// A snapshot for metrics.
     pub fn stats(&self) -> InformerStats {
         let sh = &self.shared;
@@ -418,6 +475,7 @@ where
                 transformer: st.transform.clone(),
                 mode: sh.options.fifo_mode,
             }));
+            fifo.set_resource_version_observer(sh.cache_version.observer());
             let mut ropts = sh.options.reflector.clone();
             ropts.name = sh.options.name.clone();
             ropts.resync_period = st.resync_check_period;
@@ -445,6 +503,7 @@ where
             let _st = sh.state.lock();
             sh.stopped.store(true, Ordering::Release);
         }
+        sh.cache_version.stopped();
         sh.processor.stop();
         sh.signal.notify();
         Ok(())

@@ -13,6 +13,7 @@ mod notifying_store;
 mod options;
 mod processor;
 mod registration;
+mod resource_version;
 mod sync_signal;
 pub mod testing;
 
@@ -28,3 +29,4 @@ pub use metrics::InformerCollector;
 pub use metrics::StatsSource;
 pub use options::InformerOptions;
 pub use registration::ResourceEventHandlerRegistration;
+pub use resource_version::{CacheResourceVersion, WaitForResourceVersionError};

@@ -77,6 +77,19 @@ impl<K: Object + Clone> FakeControllerSource<K> {
         self.change(obj, Kind::Deleted, false)
     }
 
+    /// Sends a `BOOKMARK` at the current resourceVersion to open watches (as a server does
+    /// periodically: nothing this watch reports changed up to there).
+    pub fn bookmark(&self) {
+        let mut inner = self.inner.lock();
+        let bookmark = WatchEvent::Bookmark(Bookmark {
+            resource_version: inner.rv.to_string(),
+            initial_events_end: false,
+        });
+        inner
+            .watchers
+            .retain(|w| w.send(Ok(bookmark.clone())).is_ok());
+    }
+
     /// Ends every open watch cleanly (as a server timeout would).
     pub fn reset_watch(&self) {
         self.inner.lock().watchers.clear();

@@ -12,7 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kcache_core::{Object, ObjectKey};
-use kcache_testserver::TestCluster;
+use kcache_testserver::{RequestMatch, TestCluster, Verb};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
 
@@ -177,6 +177,58 @@ async fn sample_controller_reconciles_foos() {
     .await
     .unwrap();
 
+    // Read your writes: after scaling the Deployment, the next sync of the Foo waits until the
+    // Deployment cache holds that write instead of acting on the older Deployment (which would
+    // update it a second time). On the embedded server the Deployment watch is held back
+    // (re-watches delayed 6 s after a cut) while a touch of the Foo makes that next sync start.
+    let waits_before = ctl.sync_stats()[&owned_key].cache_waits;
+    let held_back = cluster.server().inspect(|server| {
+        let watch = RequestMatch::any()
+            .verb(Verb::Watch)
+            .resource("deployments");
+        server.delay(watch, Duration::from_secs(6));
+        server.cut_watches();
+    });
+    foos.patch(
+        "owned",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .expect("scale Foo owned to 4");
+    wait_until("Deployment owned-nginx scaled to 4", LIMIT, async || {
+        deployments.get("owned-nginx").await.unwrap().spec.replicas == Some(4)
+    })
+    .await
+    .unwrap();
+    let touch = json!({"metadata": {"labels": {"touched": "after-scale"}}});
+    foos.patch("owned", &PatchParams::default(), &Patch::Merge(touch))
+        .await
+        .expect("touch Foo owned");
+    match held_back {
+        Some(server) => {
+            wait_until(
+                "a sync of Foo owned to wait for its write",
+                LIMIT,
+                async || ctl.sync_stats()[&owned_key].cache_waits > waits_before,
+            )
+            .await
+            .unwrap();
+            server.clear_faults();
+        }
+        None => println!(
+            "kcache-skip: sample_controller_reconciles_foos: holding a watch back needs fault \
+             injection (the wait itself is checked: no stale reads)"
+        ),
+    }
+    wait_until(
+        "Foo owned to report 4 available replicas",
+        LIMIT,
+        async || cached_foo(&ctl, &owned_key).is_some_and(|f| f.available_replicas() == 4),
+    )
+    .await
+    .unwrap();
+
     // A deleted Deployment is recreated (its delete event enqueues the owning Foo).
     let old_uid = d.metadata.uid.clone();
     deployments
@@ -190,7 +242,7 @@ async fn sample_controller_reconciles_foos() {
     .unwrap();
     assert_eq!(
         deployments.get("owned-nginx").await.unwrap().spec.replicas,
-        Some(3)
+        Some(4)
     );
 
     // A Deployment of the same name that the Foo does not control is reported, not adopted.
@@ -254,6 +306,12 @@ async fn sample_controller_reconciles_foos() {
     .unwrap();
     let stats = ctl.sync_stats()[&owned_key].clone();
     assert!(stats.synced > 0 && stats.gone > 0, "{stats:?}");
+    // Every sync after one of our writes found that write in the caches (waiting when they
+    // were behind), so no sync ever read a Foo older than its own last status write.
+    assert!(stats.writes_seen > 0, "{stats:?}");
+    for (key, stats) in ctl.sync_stats() {
+        assert_eq!(stats.stale_reads, 0, "{}: {stats:?}", key.as_str());
+    }
 
     running.shutdown().await.expect("clean shutdown");
     let events = ctl.events().broadcaster().stats();
