@@ -17,11 +17,16 @@
 
 use std::alloc::{GlobalAlloc, Layout};
 
+#[cfg(not(feature = "system-allocator"))]
 use mimalloc::MiMalloc;
+#[cfg(feature = "system-allocator")]
+use std::alloc::System as MiMalloc;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static IN_USE: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+static TRACKING_PEAK: AtomicBool = AtomicBool::new(false);
 
 /// Turns transparent huge pages off for this process (`PR_SET_THP_DISABLE`), before any scenario
 /// allocates; memory already faulted keeps its pages. A failure (an old kernel) is reported and
@@ -38,6 +43,30 @@ pub fn disable_transparent_huge_pages() {
     }
 }
 
+/// mimalloc's `mi_option_arena_eager_commit` and `mi_option_purge_delay` (their positions in
+/// `mi_option_t`, mimalloc.h of the v3 sources libmimalloc-sys builds).
+#[cfg(not(feature = "system-allocator"))]
+const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+#[cfg(not(feature = "system-allocator"))]
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Has mimalloc hand freed pages back to the OS at once (`purge_delay` 0; its default waits
+/// 10 ms, and 10× that in arenas) and commit arena memory as it is used (`arena_eager_commit` 0)
+/// — what `MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0` do, set from inside the binary.
+/// For the informer scenario, where peak RSS is the figure: a list's transient buffers are
+/// freed between the pages of decoded objects, and a freed page kept for later is RSS
+/// (10k ConfigMaps on kube-apiserver: 84.6 → 75.0 MB, see docs/benchmarks.md). The
+/// throughput scenarios keep mimalloc's defaults.
+pub fn release_freed_memory_promptly() {
+    #[cfg(not(feature = "system-allocator"))]
+    // SAFETY: `mi_option_set` takes plain integers; mimalloc reads options on every use, so
+    // changing them while it runs is what the function is for.
+    unsafe {
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+        libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
+    }
+}
+
 /// mimalloc, counting allocated-minus-freed bytes while counting is on.
 struct Counting;
 
@@ -46,7 +75,10 @@ static GLOBAL: Counting = Counting;
 
 fn count(delta: isize) {
     if COUNTING.load(Ordering::Relaxed) {
-        IN_USE.fetch_add(delta, Ordering::Relaxed);
+        let now = IN_USE.fetch_add(delta, Ordering::Relaxed) + delta;
+        if delta > 0 && TRACKING_PEAK.load(Ordering::Relaxed) {
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
     }
 }
 
@@ -84,4 +116,16 @@ pub fn start_counting() {
 /// Bytes allocated minus bytes freed since counting started.
 pub fn heap_in_use() -> isize {
     IN_USE.load(Ordering::Relaxed)
+}
+
+/// Turns counting on and keeps [`heap_peak`] too (one more atomic per allocation, so only
+/// for runs that report it, not timed ones).
+pub fn start_counting_with_peak() {
+    TRACKING_PEAK.store(true, Ordering::Relaxed);
+    start_counting();
+}
+
+/// The highest [`heap_in_use`] reached since [`start_counting_with_peak`].
+pub fn heap_peak() -> isize {
+    PEAK.load(Ordering::Relaxed)
 }

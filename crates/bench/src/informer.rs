@@ -17,9 +17,11 @@ use kcache_core::Object;
 use kcache_informer::{
     FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
 };
+use kcache_transport::Api;
 use serde_json::json;
 use tokio::sync::Notify;
 
+use crate::account;
 use crate::client;
 use crate::report::{emit, rss_bytes};
 
@@ -42,6 +44,15 @@ pub struct Args {
     /// or saves on this server.
     #[arg(long)]
     disable_compression: bool,
+    /// Ask for metadata-only lists in protobuf first, as client-go's metadata client does
+    /// (`Config::metadata_protobuf`; with `--metadata`).
+    #[arg(long)]
+    protobuf: bool,
+    /// Also report where the memory goes (`account` in the JSON line, see [`crate::account`]):
+    /// counts heap bytes from the start, and after the sync lists the objects once more and
+    /// shuts the informer down to weigh the pieces. Slower; not for timing runs.
+    #[arg(long)]
+    account: bool,
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
@@ -71,6 +82,10 @@ struct Counts {
 }
 
 pub fn run(args: Args) {
+    crate::heap::release_freed_memory_promptly();
+    if args.account {
+        crate::heap::start_counting_with_peak();
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -79,18 +94,41 @@ pub fn run(args: Args) {
     runtime.block_on(async {
         let client = client::configured(&args.kubeconfig, |config| {
             config.disable_compression = args.disable_compression;
+            config.metadata_protobuf = args.protobuf;
         });
-        let factory = SharedInformerFactory::new(client, FactoryOptions::default());
-        let mut fields = if args.metadata {
+        let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
+        let baseline = args.account.then(account::Probe::now);
+        let (mut fields, account) = if args.metadata {
             let informer = factory.metadata_informer::<ConfigMap>();
-            measure(&factory, &informer, &args, deadline).await
+            let fields = measure(&factory, &informer, &args, deadline).await;
+            let lister = Api::<ConfigMap>::all(client.clone()).into_metadata();
+            let account = match baseline {
+                Some(b) => Some(account::weigh(b, &lister, factory, informer).await),
+                None => {
+                    factory.shutdown().await;
+                    None
+                }
+            };
+            (fields, account)
         } else {
             let informer = factory.informer::<ConfigMap>();
-            measure(&factory, &informer, &args, deadline).await
+            let fields = measure(&factory, &informer, &args, deadline).await;
+            let lister = Api::<ConfigMap>::all(client.clone());
+            let account = match baseline {
+                Some(b) => Some(account::weigh(b, &lister, factory, informer).await),
+                None => {
+                    factory.shutdown().await;
+                    None
+                }
+            };
+            (fields, account)
         };
         fields["metadata_only"] = args.metadata.into();
         fields["compression"] = (!args.disable_compression).into();
-        factory.shutdown().await;
+        fields["protobuf"] = args.protobuf.into();
+        if let Some(account) = account {
+            fields["account"] = account;
+        }
         emit("informer", fields);
     });
 }
@@ -132,6 +170,7 @@ async fn measure<K: Object>(
         std::process::exit(1);
     }
     let sync_seconds = start.elapsed().as_secs_f64();
+    let at_sync = args.account.then(account::Probe::now);
     eprintln!("SYNCED");
 
     let mut update_seconds = 0.0;
@@ -153,6 +192,7 @@ async fn measure<K: Object>(
         "updates": counts.updates.load(Ordering::Relaxed),
         "update_seconds": update_seconds,
         "rss_bytes": rss_bytes(),
+        "at_sync": at_sync.map(|p| p.to_json()),
     })
 }
 

@@ -5,6 +5,7 @@
 //! Adding a scenario: a module with an `Args` struct (clap) and a `run(Args)`, plus one variant
 //! in [`Scenario`] and one match arm in `main`.
 
+mod account;
 mod client;
 mod configmaps;
 mod fifo;

@@ -108,6 +108,9 @@ impl<K> Api<K> {
     fn accept(&self, list: bool) -> Option<&'static str> {
         match (self.metadata_only, list) {
             (false, _) => None,
+            (true, true) if self.client.metadata_protobuf() => {
+                Some(crate::metadata::ACCEPT_PARTIAL_LIST_PROTOBUF)
+            }
             (true, true) => Some(crate::metadata::ACCEPT_PARTIAL_LIST),
             (true, false) => Some(crate::metadata::ACCEPT_PARTIAL),
         }

@@ -40,6 +40,7 @@ pin_project_lite::pin_project! {
     #[project = InnerProj]
     enum Inner {
         Plain { #[pin] body: BodyDataStream<Incoming> },
+        Buffered { bytes: Option<Bytes> },
         Gzip { #[pin] body: ReaderStream<GzipDecoder<StreamReader<Compressed, Bytes>>> },
     }
 }
@@ -48,6 +49,7 @@ impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let encoding = match self.inner {
             Inner::Plain { .. } => "identity",
+            Inner::Buffered { .. } => "buffered",
             Inner::Gzip { .. } => "gzip",
         };
         f.debug_struct("ResponseBody")
@@ -90,6 +92,13 @@ impl ResponseBody {
         }
     }
 
+    /// A body already read (a protobuf list rewritten as JSON, see `decode::protobuf`).
+    pub(crate) fn buffered(bytes: Bytes) -> ResponseBody {
+        ResponseBody {
+            inner: Inner::Buffered { bytes: Some(bytes) },
+        }
+    }
+
     /// Reads the whole body, failing once it passes `limit` decoded bytes.
     pub(crate) async fn read_to_end(self, limit: usize) -> Result<Bytes, Error> {
         let mut body = std::pin::pin!(self);
@@ -115,6 +124,7 @@ impl Stream for ResponseBody {
             InnerProj::Plain { body } => body
                 .poll_next(cx)
                 .map(|o| o.map(|r| r.map_err(BoxError::from))),
+            InnerProj::Buffered { bytes } => Poll::Ready(bytes.take().map(Ok)),
             InnerProj::Gzip { body } => body.poll_next(cx).map(|o| {
                 o.map(|r| {
                     r.map_err(|e| -> BoxError {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, USER_AGENT};
+use http::header::{
+    HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_TYPE, USER_AGENT,
+};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -21,7 +23,11 @@ use serde::de::DeserializeOwned;
 use crate::auth::Auth;
 use crate::body::ResponseBody;
 use crate::config::Config;
-use crate::decode::{ListStream, WatchEventStream};
+use crate::decode::{protobuf, ListStream, WatchEventStream};
+
+/// The largest protobuf list body read (metadata-only lists, which are read whole): 1 GiB, about
+/// four million objects' metadata.
+const MAX_PROTOBUF_LIST: usize = 1 << 30;
 use crate::error::{status_from_response, ConfigError};
 use crate::proxy::ProxyConnector;
 use crate::retry;
@@ -53,6 +59,8 @@ struct Inner {
     user_agent: HeaderValue,
     /// `Accept-Encoding: gzip` on every request (client-go's default).
     gzip: bool,
+    /// Metadata-only lists ask for protobuf first (`Config::metadata_protobuf`).
+    metadata_protobuf: bool,
     /// Impersonation headers, sent with every request.
     impersonate: Vec<(HeaderName, HeaderValue)>,
 }
@@ -148,6 +156,7 @@ impl Client {
                 max_object_size: config.max_object_size,
                 user_agent,
                 gzip: !config.disable_compression,
+                metadata_protobuf: config.metadata_protobuf,
                 impersonate: config.impersonate.headers()?,
             }),
         })
@@ -167,6 +176,11 @@ impl Client {
     /// The namespace of the configuration's context (or pod).
     pub fn default_namespace(&self) -> &str {
         &self.inner.default_namespace
+    }
+
+    /// Whether metadata-only lists ask for protobuf first (`Config::metadata_protobuf`).
+    pub(crate) fn metadata_protobuf(&self) -> bool {
+        self.inner.metadata_protobuf
     }
 
     /// The largest object the decoders accept.
@@ -200,10 +214,19 @@ impl Client {
         req: Request<Bytes>,
     ) -> Result<ListItems<K>, Error> {
         let resp = self.send(&req, Kind::Streamed).await?;
-        Ok(ListStream::new(
-            ResponseBody::of(resp)?,
-            self.inner.max_object_size,
-        ))
+        let protobuf = resp
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with(protobuf::PROTOBUF));
+        let mut body = ResponseBody::of(resp)?;
+        if protobuf {
+            // Only asked for by metadata-only lists (`Config::metadata_protobuf`): read whole,
+            // as client-go reads it, then decoded like a JSON list.
+            let bytes = body.read_to_end(MAX_PROTOBUF_LIST).await?;
+            body = ResponseBody::buffered(protobuf::partial_list_to_json(&bytes)?.into());
+        }
+        Ok(ListStream::new(body, self.inner.max_object_size))
     }
 
     /// Starts a watch: no rate limit, no retries, no timeout (the server ends it).

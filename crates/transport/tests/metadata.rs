@@ -65,3 +65,28 @@ async fn get_list_watch_and_patch_metadata_only() {
     let page = meta.list(&ListParams::default()).await.unwrap();
     assert_eq!(page.items[0].label("app"), Some("y"));
 }
+
+/// `Config::metadata_protobuf` asks for protobuf first; a server without protobuf (as the test
+/// server) answers the JSON alternative, and the list decodes the same. (Against kube-apiserver
+/// the protobuf answer is decoded by `decode::protobuf`, whose unit tests replay one it sent.)
+#[tokio::test]
+async fn protobuf_first_lists_fall_back_to_json() {
+    let cluster = TestCluster::start().await.unwrap();
+    let ns = cluster.create_namespace("meta-pb").await.unwrap();
+    let api: Api<ConfigMap> = Api::namespaced(
+        client(&cluster, |config| config.metadata_protobuf = true),
+        &ns,
+    );
+    for name in ["a", "b"] {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(name.into());
+        api.create(&PostParams::default(), &cm).await.unwrap();
+    }
+    let list = api.list_metadata(&ListParams::default()).await.unwrap();
+    let names: Vec<&str> = list.items.iter().map(|m| m.name()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(
+        list.items[0].types.as_ref().unwrap().kind,
+        "PartialObjectMetadata"
+    );
+}

@@ -65,6 +65,12 @@ pub struct Config {
     /// `disable-compression`). By default the client asks, as client-go does; the API server
     /// compresses responses over 128 KiB, and the client decompresses while decoding.
     pub disable_compression: bool,
+    /// Ask for metadata-only lists in protobuf first, as client-go's metadata client always
+    /// does (`metadata.go`). kube-apiserver encodes protobuf in about half its JSON time, but
+    /// kcache then reads the list whole and rewrites it into JSON before decoding, where a JSON
+    /// list is decoded while it arrives; on a loaded 2-core machine that measured slower, so it
+    /// is off by default (docs/benchmarks.md, session 8).
+    pub metadata_protobuf: bool,
     /// Act as another user (kubeconfig `as`, `as-uid`, `as-groups`, `as-user-extra`).
     pub impersonate: Impersonate,
     /// Reach the server through this proxy: `http://`, `https://` (both with `CONNECT`) or
@@ -95,6 +101,7 @@ impl std::fmt::Debug for Config {
             .field("max_object_size", &self.max_object_size)
             .field("user_agent", &self.user_agent)
             .field("disable_compression", &self.disable_compression)
+            .field("metadata_protobuf", &self.metadata_protobuf)
             .field("impersonate", &self.impersonate)
             .field("proxy_url", &proxy)
             .finish()
@@ -166,6 +173,7 @@ impl Config {
             max_object_size: DEFAULT_MAX_OBJECT_SIZE,
             user_agent: None,
             disable_compression: false,
+            metadata_protobuf: false,
             impersonate: Impersonate::default(),
             proxy_url: None,
         }

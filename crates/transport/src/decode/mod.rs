@@ -1,6 +1,7 @@
 //! Incremental decoders for list and watch response bodies.
 
 mod list;
+pub(crate) mod protobuf;
 mod scanner;
 mod watch;
 
