@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod compact_informer;
 mod error;
 mod factory;
 mod handler;
@@ -16,6 +17,7 @@ mod registration;
 mod sync_signal;
 pub mod testing;
 
+pub use compact_informer::{typed_index, CompactInformer};
 pub use error::InformerError;
 pub use factory::{FactoryOptions, SharedInformerFactory};
 pub use handler::{

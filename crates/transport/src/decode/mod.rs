@@ -1,6 +1,7 @@
 //! Incremental decoders for list and watch response bodies.
 
 mod list;
+mod naming;
 mod scanner;
 mod watch;
 
