@@ -5,7 +5,11 @@
 //! notifications have arrived (another process — `kcache-bench churn` — modifies objects once
 //! "SYNCED" appears on stderr, the same line cgbench prints). With `--metadata` the informer
 //! caches `PartialObjectMeta<ConfigMap>` (client-go's metadatainformer, cgbench's `-metadata`)
-//! and the report says `metadata_only: true`.
+//! and the report says `metadata_only: true`. `--storage compact` uses the factory's
+//! `compact_informer::<ConfigMap>()` (the pipeline keeps `Compact<ConfigMap>`, the handler gets
+//! typed `ConfigMap`s) or, with `--metadata`, its `compact_metadata_informer::<ConfigMap>()`;
+//! `--storage plain` (the default) its `informer::<ConfigMap>()` / `metadata_informer`; the
+//! report names it in `storage`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,9 +18,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::Object;
-use kcache_informer::{
-    FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
-};
+use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
 use serde_json::json;
 use tokio::sync::Notify;
 
@@ -42,6 +44,9 @@ pub struct Args {
     /// or saves on this server.
     #[arg(long)]
     disable_compression: bool,
+    /// How the informer keeps its objects.
+    #[arg(long, value_enum, default_value_t = crate::Storage::Plain)]
+    storage: crate::Storage,
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
@@ -81,24 +86,38 @@ pub fn run(args: Args) {
             config.disable_compression = args.disable_compression;
         });
         let factory = SharedInformerFactory::new(client, FactoryOptions::default());
-        let mut fields = if args.metadata {
+        let compact = args.storage == crate::Storage::Compact;
+        let mut fields = if args.metadata && compact {
+            let informer = factory.compact_metadata_informer::<ConfigMap>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            measure(&factory, add, || informer.len(), &args, deadline).await
+        } else if args.metadata {
             let informer = factory.metadata_informer::<ConfigMap>();
-            measure(&factory, &informer, &args, deadline).await
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            measure(&factory, add, || informer.indexer().len(), &args, deadline).await
+        } else if compact {
+            let informer = factory.compact_informer::<ConfigMap>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            measure(&factory, add, || informer.len(), &args, deadline).await
         } else {
             let informer = factory.informer::<ConfigMap>();
-            measure(&factory, &informer, &args, deadline).await
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            measure(&factory, add, || informer.indexer().len(), &args, deadline).await
         };
         fields["metadata_only"] = args.metadata.into();
+        fields["storage"] = args.storage.name().into();
         fields["compression"] = (!args.disable_compression).into();
         factory.shutdown().await;
         emit("informer", fields);
     });
 }
 
-/// Starts the factory and measures `informer`'s sync (and updates); the report's fields.
+/// Registers the counting handler with `add`, starts the factory and measures the sync (and
+/// updates); `len` is the informer's cache size. The report's fields.
 async fn measure<K: Object>(
     factory: &SharedInformerFactory,
-    informer: &SharedIndexInformer<K>,
+    add: impl FnOnce(ResourceEventHandlerFuncs<K>),
+    len: impl Fn() -> usize,
     args: &Args,
     deadline: Instant,
 ) -> serde_json::Value {
@@ -109,25 +128,21 @@ async fn measure<K: Object>(
         reached: Notify::new(),
     });
     let (on_add, on_update) = (counts.clone(), counts.clone());
-    informer
-        .add_event_handler(
-            ResourceEventHandlerFuncs::new()
-                .on_add(move |_, _| {
-                    on_add.adds.fetch_add(1, Ordering::Relaxed);
-                })
-                .on_update(move |_, _| {
-                    let n = on_update.updates.fetch_add(1, Ordering::Relaxed) + 1;
-                    if n == on_update.expect {
-                        on_update.reached.notify_one();
-                    }
-                }),
-        )
-        .expect("a new informer accepts handlers");
+    add(ResourceEventHandlerFuncs::new()
+        .on_add(move |_, _| {
+            on_add.adds.fetch_add(1, Ordering::Relaxed);
+        })
+        .on_update(move |_, _| {
+            let n = on_update.updates.fetch_add(1, Ordering::Relaxed) + 1;
+            if n == on_update.expect {
+                on_update.reached.notify_one();
+            }
+        }));
 
     let start = Instant::now();
     factory.start();
-    let synced = tokio::time::timeout_at(deadline.into(), informer.wait_for_cache_sync()).await;
-    if synced != Ok(true) {
+    let synced = tokio::time::timeout_at(deadline.into(), factory.wait_for_cache_sync()).await;
+    if !synced.is_ok_and(|all| all.values().all(|s| *s)) {
         eprintln!("sync timed out");
         std::process::exit(1);
     }
@@ -148,7 +163,7 @@ async fn measure<K: Object>(
     // Read before shutdown, as cgbench does while its informer still runs.
     json!({
         "sync_seconds": sync_seconds,
-        "objects": informer.indexer().len(),
+        "objects": len(),
         "initial_adds": counts.adds.load(Ordering::Relaxed),
         "updates": counts.updates.load(Ordering::Relaxed),
         "update_seconds": update_seconds,

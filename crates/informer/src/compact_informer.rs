@@ -7,8 +7,9 @@
 //! about 1.5 KB where a typed k8s-openapi `Pod` costs about 8 KB), and a relist's new copies share
 //! every equal subtree with the cached ones, so a relist does not hold a second copy of the cache.
 //! What it costs: a typed read is a decode of `K` from the shared tree (no JSON text; time grows
-//! with the object's size), done per read and per handler per event; the typed copy lives as long
-//! as the caller keeps it. A controller that reads its whole cache in a tight loop, or wants
+//! with the object's size), done per read, and once per event for all handlers (the handlers
+//! share one typed copy, see `typed_copies`); the typed copy lives as long as the caller keeps
+//! it. A controller that reads its whole cache in a tight loop, or wants
 //! `Arc::ptr_eq` identity between reads, should use the plain [`SharedIndexInformer<K>`].
 //!
 //! Objects that do not decode as `K` never enter the pipeline: decoding `Compact<K>` checks them,
@@ -23,6 +24,7 @@ use kcache_store::{IndexValues, Indexer, Indexers};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::typed_copies::{typed, TypedCopies};
 use crate::{
     InformerError, InformerOptions, ResourceEventHandler, ResourceEventHandlerRegistration,
     SharedIndexInformer,
@@ -35,19 +37,28 @@ use crate::{
 /// this type does not forward (stats, transforms over the tree, the raw cache).
 pub struct CompactInformer<K> {
     inner: SharedIndexInformer<Compact<K>>,
+    copies: Arc<TypedCopies<K>>,
 }
 
 impl<K> Clone for CompactInformer<K> {
     fn clone(&self) -> Self {
         CompactInformer {
             inner: self.inner.clone(),
+            copies: self.copies.clone(),
         }
     }
 }
 
-impl<K> From<SharedIndexInformer<Compact<K>>> for CompactInformer<K> {
+/// Wraps an informer over `Compact<K>`; typed handlers added through this value share typed
+/// copies with each other (not with handlers added to another wrapper of the same informer).
+impl<K: DeserializeOwned + Send + Sync + 'static> From<SharedIndexInformer<Compact<K>>>
+    for CompactInformer<K>
+{
     fn from(inner: SharedIndexInformer<Compact<K>>) -> Self {
-        CompactInformer { inner }
+        CompactInformer {
+            inner,
+            copies: Arc::new(TypedCopies::new()),
+        }
     }
 }
 
@@ -81,7 +92,9 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
         &self,
         handler: impl ResourceEventHandler<K>,
     ) -> Result<ResourceEventHandlerRegistration<Compact<K>>, InformerError> {
-        self.inner.add_event_handler(Typed(handler))
+        let registration = self.inner.add_event_handler(self.typed(handler))?;
+        self.copies.handler_added();
+        Ok(registration)
     }
 
     /// [`SharedIndexInformer::add_event_handler_with_resync_period`] for a typed handler.
@@ -90,8 +103,18 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
         handler: impl ResourceEventHandler<K>,
         resync_period: Duration,
     ) -> Result<ResourceEventHandlerRegistration<Compact<K>>, InformerError> {
-        self.inner
-            .add_event_handler_with_resync_period(Typed(handler), resync_period)
+        let registration = self
+            .inner
+            .add_event_handler_with_resync_period(self.typed(handler), resync_period)?;
+        self.copies.handler_added();
+        Ok(registration)
+    }
+
+    fn typed<H: ResourceEventHandler<K>>(&self, handler: H) -> Typed<K, H> {
+        Typed {
+            handler,
+            copies: self.copies.clone(),
+        }
     }
 
     /// Removes a handler.
@@ -99,6 +122,9 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
         &self,
         registration: &ResourceEventHandlerRegistration<Compact<K>>,
     ) -> Result<(), InformerError> {
+        if self.inner.is_registered(registration) {
+            self.copies.handler_removed();
+        }
         self.inner.remove_event_handler(registration)
     }
 
@@ -109,7 +135,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
 
     /// The cached object under `key` (`namespace/name`), typed.
     pub fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
-        self.inner.indexer().get_by_key(key).and_then(typed)
+        self.inner.indexer().get_by_key(key).and_then(|o| typed(&o))
     }
 
     /// Every cached object, typed.
@@ -118,14 +144,14 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
             .indexer()
             .list()
             .into_iter()
-            .filter_map(typed)
+            .filter_map(|o| typed(&o))
             .collect()
     }
 
     /// The cached objects whose index `index` holds `value`, typed.
     pub fn by_index(&self, index: &str, value: &str) -> Result<Vec<Arc<K>>, StoreError> {
         let found = self.inner.indexer().by_index(index, value)?;
-        Ok(found.into_iter().filter_map(typed).collect())
+        Ok(found.into_iter().filter_map(|o| typed(&o)).collect())
     }
 
     /// Objects cached.
@@ -170,52 +196,43 @@ where
     }
 }
 
-/// The typed copy of a cached object; `None` (logged) only if `K`'s decoding is not
-/// deterministic, as every `Compact<K>` was checked to decode when it was built.
-fn typed<K: DeserializeOwned>(obj: Arc<Compact<K>>) -> Option<Arc<K>> {
-    match obj.to_typed() {
-        Ok(k) => Some(Arc::new(k)),
-        Err(e) => {
-            tracing::error!("cached object does not decode any more: {e}");
-            None
-        }
-    }
+/// A typed handler registered on the informer over `Compact<K>`: each notification's objects
+/// are materialized for it (shared with the informer's other typed handlers).
+struct Typed<K, H> {
+    handler: H,
+    copies: Arc<TypedCopies<K>>,
 }
 
-/// A typed handler registered on the informer over `Compact<K>`: each notification's objects
-/// are materialized for it.
-struct Typed<H>(H);
-
-impl<K, H> ResourceEventHandler<Compact<K>> for Typed<H>
+impl<K, H> ResourceEventHandler<Compact<K>> for Typed<K, H>
 where
     K: DeserializeOwned + Send + Sync + 'static,
     H: ResourceEventHandler<K>,
 {
     fn on_add(&self, obj: &Arc<Compact<K>>, is_in_initial_list: bool) {
-        if let Some(obj) = typed(obj.clone()) {
-            self.0.on_add(&obj, is_in_initial_list);
+        if let Some(obj) = self.copies.get(obj) {
+            self.handler.on_add(&obj, is_in_initial_list);
         }
     }
 
     fn on_update(&self, old: &Arc<Compact<K>>, new: &Arc<Compact<K>>) {
-        if let (Some(old), Some(new)) = (typed(old.clone()), typed(new.clone())) {
-            self.0.on_update(&old, &new);
+        if let (Some(old), Some(new)) = (self.copies.get(old), self.copies.get(new)) {
+            self.handler.on_update(&old, &new);
         }
     }
 
     fn on_delete(&self, obj: &DeletedObject<Compact<K>>) {
         let deleted = match obj {
-            DeletedObject::Object(o) => match typed(o.clone()) {
+            DeletedObject::Object(o) => match self.copies.get(o) {
                 Some(o) => DeletedObject::Object(o),
                 None => return,
             },
             DeletedObject::Tombstone(t) => {
                 DeletedObject::Tombstone(Box::new(DeletedFinalStateUnknown {
                     key: t.key.clone(),
-                    obj: t.obj.clone().and_then(typed),
+                    obj: t.obj.as_ref().and_then(|o| self.copies.get(o)),
                 }))
             }
         };
-        self.0.on_delete(&deleted);
+        self.handler.on_delete(&deleted);
     }
 }

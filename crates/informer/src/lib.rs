@@ -16,6 +16,7 @@ mod processor;
 mod registration;
 mod sync_signal;
 pub mod testing;
+mod typed_copies;
 
 pub use compact_informer::{typed_index, CompactInformer};
 pub use error::InformerError;

@@ -251,6 +251,7 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
         },
     );
     let informer = factory.compact_informer::<ConfigMap>();
+    let metadata = factory.compact_metadata_informer::<ConfigMap>();
     let (tx, mut updates) = tokio::sync::mpsc::unbounded_channel();
     informer
         .add_event_handler(ResourceEventHandlerFuncs::new().on_update(
@@ -268,6 +269,11 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
         assert_eq!(*cached, api.get(name).await.unwrap());
     }
     let a: Arc<Compact<ConfigMap>> = informer.indexer().get_by_key(&format!("{ns}/a")).unwrap();
+    let meta = metadata
+        .get_by_key(&format!("{ns}/a"))
+        .expect("metadata cached");
+    assert_eq!((meta.name(), meta.label("app")), ("a", Some("a")));
+    assert_eq!(metadata.len(), 2);
     assert_eq!(a.get(&["data", "k"]).and_then(|v| v.as_str()), Some("a"));
 
     let patch = cluster
