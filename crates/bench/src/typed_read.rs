@@ -51,8 +51,8 @@ fn measure<K: Object + DeserializeOwned>(
     args: &Args,
     read: impl Fn(&Arc<K>) -> Arc<Pod>,
 ) -> serde_json::Value {
-    let bytes = std::fs::read(&args.file).expect("read the fixture");
     let base = crate::heap::heap_in_use();
+    let bytes = std::fs::read(&args.file).expect("read the fixture");
     let list: ObjectList<K> = serde_json::from_slice(&bytes).expect("decode the fixture");
     drop(bytes);
     let cache = Indexer::new(Indexers::new().with_namespace_index());

@@ -4,7 +4,7 @@
 //! `Arc<K>`, index functions can take `&K` ([`typed_index`]).
 //!
 //! Why a cache would want it: a cached object then costs its unique fields only (a realistic pod
-//! about 1.5 KB where a typed k8s-openapi `Pod` costs about 8 KB), and a relist's new copies share
+//! about 1.5 KB where a decoded k8s-openapi `Pod` costs about 32 KB), and a relist's new copies share
 //! every equal subtree with the cached ones, so a relist does not hold a second copy of the cache.
 //! What it costs: a typed read is a decode of `K` from the shared tree (no JSON text; time grows
 //! with the object's size), done per read, and once per event for all handlers (the handlers
