@@ -5,7 +5,11 @@
 //! notifications have arrived (another process — `kcache-bench churn` — modifies objects once
 //! "SYNCED" appears on stderr, the same line cgbench prints). With `--metadata` the informer
 //! caches `PartialObjectMeta<ConfigMap>` (client-go's metadatainformer, cgbench's `-metadata`)
-//! and the report says `metadata_only: true`.
+//! and the report says `metadata_only: true`. `--storage compact` uses the factory's
+//! `compact_informer::<ConfigMap>()` (the pipeline keeps `Compact<ConfigMap>`, the handler gets
+//! typed `ConfigMap`s) or, with `--metadata`, its `compact_metadata_informer::<ConfigMap>()`;
+//! `--storage plain` (the default) its `informer::<ConfigMap>()` / `metadata_informer`; the
+//! report names it in `storage`. `--account` (plain storage) adds where the memory went.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,9 +18,7 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::Object;
-use kcache_informer::{
-    FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
-};
+use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
 use kcache_transport::Api;
 use serde_json::json;
 use tokio::sync::Notify;
@@ -44,13 +46,16 @@ pub struct Args {
     /// or saves on this server.
     #[arg(long)]
     disable_compression: bool,
+    /// How the informer keeps its objects.
+    #[arg(long, value_enum, default_value_t = crate::Storage::Plain)]
+    storage: crate::Storage,
     /// Ask for metadata-only lists in protobuf first, as client-go's metadata client does
     /// (`Config::metadata_protobuf`; with `--metadata`).
     #[arg(long)]
     protobuf: bool,
     /// Also report where the memory goes (`account` in the JSON line, see [`crate::account`]):
     /// counts heap bytes from the start, and after the sync lists the objects once more and
-    /// shuts the informer down to weigh the pieces. Slower; not for timing runs.
+    /// shuts the informer down to weigh the pieces. Slower; not for timing runs; plain storage.
     #[arg(long)]
     account: bool,
 }
@@ -82,6 +87,11 @@ struct Counts {
 }
 
 pub fn run(args: Args) {
+    let compact = args.storage == crate::Storage::Compact;
+    if args.account && compact {
+        eprintln!("--account weighs the plain storage mode only; drop --storage compact");
+        std::process::exit(2);
+    }
     crate::heap::release_freed_memory_promptly();
     if args.account {
         crate::heap::start_counting_with_peak();
@@ -98,9 +108,22 @@ pub fn run(args: Args) {
         });
         let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
         let baseline = args.account.then(account::Probe::now);
-        let (mut fields, account) = if args.metadata {
+        let (mut fields, account) = if args.metadata && compact {
+            let informer = factory.compact_metadata_informer::<ConfigMap>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, add, || informer.len(), &args, deadline).await;
+            factory.shutdown().await;
+            (fields, None)
+        } else if compact {
+            let informer = factory.compact_informer::<ConfigMap>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, add, || informer.len(), &args, deadline).await;
+            factory.shutdown().await;
+            (fields, None)
+        } else if args.metadata {
             let informer = factory.metadata_informer::<ConfigMap>();
-            let fields = measure(&factory, &informer, &args, deadline).await;
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, add, || informer.indexer().len(), &args, deadline).await;
             let lister = Api::<ConfigMap>::all(client.clone()).into_metadata();
             let account = match baseline {
                 Some(b) => Some(account::weigh(b, &lister, factory, informer).await),
@@ -112,7 +135,8 @@ pub fn run(args: Args) {
             (fields, account)
         } else {
             let informer = factory.informer::<ConfigMap>();
-            let fields = measure(&factory, &informer, &args, deadline).await;
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, add, || informer.indexer().len(), &args, deadline).await;
             let lister = Api::<ConfigMap>::all(client.clone());
             let account = match baseline {
                 Some(b) => Some(account::weigh(b, &lister, factory, informer).await),
@@ -124,6 +148,7 @@ pub fn run(args: Args) {
             (fields, account)
         };
         fields["metadata_only"] = args.metadata.into();
+        fields["storage"] = args.storage.name().into();
         fields["compression"] = (!args.disable_compression).into();
         fields["protobuf"] = args.protobuf.into();
         if let Some(account) = account {
@@ -133,10 +158,12 @@ pub fn run(args: Args) {
     });
 }
 
-/// Starts the factory and measures `informer`'s sync (and updates); the report's fields.
+/// Registers the counting handler with `add`, starts the factory and measures the sync (and
+/// updates); `len` is the informer's cache size. The report's fields.
 async fn measure<K: Object>(
     factory: &SharedInformerFactory,
-    informer: &SharedIndexInformer<K>,
+    add: impl FnOnce(ResourceEventHandlerFuncs<K>),
+    len: impl Fn() -> usize,
     args: &Args,
     deadline: Instant,
 ) -> serde_json::Value {
@@ -147,25 +174,21 @@ async fn measure<K: Object>(
         reached: Notify::new(),
     });
     let (on_add, on_update) = (counts.clone(), counts.clone());
-    informer
-        .add_event_handler(
-            ResourceEventHandlerFuncs::new()
-                .on_add(move |_, _| {
-                    on_add.adds.fetch_add(1, Ordering::Relaxed);
-                })
-                .on_update(move |_, _| {
-                    let n = on_update.updates.fetch_add(1, Ordering::Relaxed) + 1;
-                    if n == on_update.expect {
-                        on_update.reached.notify_one();
-                    }
-                }),
-        )
-        .expect("a new informer accepts handlers");
+    add(ResourceEventHandlerFuncs::new()
+        .on_add(move |_, _| {
+            on_add.adds.fetch_add(1, Ordering::Relaxed);
+        })
+        .on_update(move |_, _| {
+            let n = on_update.updates.fetch_add(1, Ordering::Relaxed) + 1;
+            if n == on_update.expect {
+                on_update.reached.notify_one();
+            }
+        }));
 
     let start = Instant::now();
     factory.start();
-    let synced = tokio::time::timeout_at(deadline.into(), informer.wait_for_cache_sync()).await;
-    if synced != Ok(true) {
+    let synced = tokio::time::timeout_at(deadline.into(), factory.wait_for_cache_sync()).await;
+    if !synced.is_ok_and(|all| all.values().all(|s| *s)) {
         eprintln!("sync timed out");
         std::process::exit(1);
     }
@@ -187,7 +210,7 @@ async fn measure<K: Object>(
     // Read before shutdown, as cgbench does while its informer still runs.
     json!({
         "sync_seconds": sync_seconds,
-        "objects": informer.indexer().len(),
+        "objects": len(),
         "initial_adds": counts.adds.load(Ordering::Relaxed),
         "updates": counts.updates.load(Ordering::Relaxed),
         "update_seconds": update_seconds,

@@ -15,6 +15,7 @@ mod objects;
 mod podsync;
 mod report;
 mod store;
+mod typed_read;
 mod workqueue;
 
 use clap::{Parser, Subcommand};
@@ -39,12 +40,32 @@ enum Scenario {
     Fifo(fifo::Args),
     /// An informer over a PodList fixture: sync, memory kept per pod, then update fan-out.
     Podsync(podsync::Args),
+    /// A typed read (`get_by_key`) of every cached pod of a PodList fixture.
+    TypedRead(typed_read::Args),
     /// A ConfigMap informer against a server: time to sync, then to N update notifications.
     Informer(informer::Args),
     /// Creates ConfigMaps `bench-{i}` (about 300 bytes of data each) for `informer`.
     Seed(configmaps::SeedArgs),
     /// Modifies the seeded ConfigMaps N times, for `informer --expect-updates N`.
     Churn(configmaps::ChurnArgs),
+}
+
+/// How a typed informer keeps its objects (kcache-informer's two storage modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Storage {
+    /// Structurally shared trees (`CompactInformer<K>`, `Compact<K>`); typed on the way out.
+    Compact,
+    /// Typed objects (`SharedIndexInformer<K>`).
+    Plain,
+}
+
+impl Storage {
+    fn name(self) -> &'static str {
+        match self {
+            Storage::Compact => "compact",
+            Storage::Plain => "plain",
+        }
+    }
 }
 
 fn main() {
@@ -54,6 +75,7 @@ fn main() {
         Scenario::Store(args) => store::run(args),
         Scenario::Fifo(args) => fifo::run(args),
         Scenario::Podsync(args) => podsync::run(args),
+        Scenario::TypedRead(args) => typed_read::run(args),
         Scenario::Informer(args) => informer::run(args),
         Scenario::Seed(args) => configmaps::seed(args),
         Scenario::Churn(args) => configmaps::churn(args),

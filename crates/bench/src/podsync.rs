@@ -6,20 +6,31 @@
 //! freed bytes, counted by [`crate::heap`], minus the baseline taken before the informer exists),
 //! then the time for `events` MODIFIED events — copies of cached pods with new resourceVersions,
 //! built before the clock starts — to reach every handler.
+//!
+//! `--typed` runs the same with k8s-openapi `Pod`s: handlers receive `Pod`s and the `node` and
+//! `app` index functions take `Pod`s. `--storage compact` (the default) is kcache-informer's
+//! `CompactInformer<Pod>` (the pipeline carries `Compact<Pod>`, each handler gets a `Pod`
+//! decoded from the shared tree); `--storage plain` is a `SharedIndexInformer<Pod>`. The report
+//! names the mode in `objects_as` and `storage`.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use kcache_compact::{CompactObject, CompactValue};
+use k8s_openapi::api::core::v1::Pod;
+use kcache_compact::{Compact, CompactObject, CompactValue};
 use kcache_core::{
     Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent, WatchParams, WatchStream,
 };
-use kcache_informer::{InformerOptions, ResourceEventHandlerFuncs, SharedIndexInformer};
+use kcache_informer::{
+    typed_index, CompactInformer, InformerOptions, ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration, SharedIndexInformer,
+};
 use kcache_reflector::WatchListMode;
 use kcache_store::{IndexValues, Indexers};
 use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::{mpsc, Notify};
 use tokio_util::sync::CancellationToken;
@@ -36,18 +47,24 @@ pub struct Args {
     /// How many MODIFIED events after sync.
     #[arg(long, default_value_t = 100_000)]
     events: usize,
+    /// Typed `Pod`s for handlers and index functions.
+    #[arg(long)]
+    typed: bool,
+    /// With `--typed`: how the informer keeps them.
+    #[arg(long, value_enum, default_value_t = crate::Storage::Compact)]
+    storage: crate::Storage,
 }
 
-type Event = Result<WatchEvent<CompactObject>, Error>;
+type Event<K> = Result<WatchEvent<K>, Error>;
 
 /// Lists the fixture file; watches a channel (client-go's `watch.FakeWatcher` in cgbench).
-struct FixtureSource {
+struct FixtureSource<K> {
     file: PathBuf,
-    watch: Mutex<Option<mpsc::Receiver<Event>>>,
+    watch: Mutex<Option<mpsc::Receiver<Event<K>>>>,
 }
 
-impl ListerWatcher<CompactObject> for FixtureSource {
-    async fn list(&self, _: &ListParams) -> Result<ObjectList<CompactObject>, Error> {
+impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for FixtureSource<K> {
+    async fn list(&self, _: &ListParams) -> Result<ObjectList<K>, Error> {
         let file = self.file.clone();
         tokio::task::spawn_blocking(move || {
             let bytes = std::fs::read(&file).map_err(|e| Error::Request(Box::new(e)))?;
@@ -59,7 +76,7 @@ impl ListerWatcher<CompactObject> for FixtureSource {
 
     /// The channel's one stream; a second watch (none is expected: the channel never ends while
     /// the scenario runs) gets a stream that never yields.
-    async fn watch(&self, _: &WatchParams) -> Result<WatchStream<CompactObject>, Error> {
+    async fn watch(&self, _: &WatchParams) -> Result<WatchStream<K>, Error> {
         Ok(match self.watch.lock().take() {
             Some(rx) => Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)),
             None => Box::pin(futures_util::stream::pending()),
@@ -67,16 +84,120 @@ impl ListerWatcher<CompactObject> for FixtureSource {
     }
 }
 
-fn indexers() -> Indexers<CompactObject> {
-    Indexers::new()
-        .with_namespace_index()
-        .with("node", |p: &CompactObject| {
-            let node = p.get(&["spec", "nodeName"]).and_then(CompactValue::as_str);
-            Ok(IndexValues::one(node.unwrap_or("")))
-        })
-        .with("app", |p: &CompactObject| {
-            Ok(IndexValues::one(p.label("app").unwrap_or("")))
-        })
+fn node_of(p: &Pod) -> Result<IndexValues<'_>, kcache_core::BoxError> {
+    let node = p.spec.as_ref().and_then(|s| s.node_name.as_deref());
+    Ok(IndexValues::one(node.unwrap_or("")))
+}
+
+fn app_of(p: &Pod) -> Result<IndexValues<'_>, kcache_core::BoxError> {
+    Ok(IndexValues::one(p.label("app").unwrap_or("")))
+}
+
+/// One way of caching the fixture's pods: what the list and watch carry (`Stored`), what
+/// handlers receive (`Handed`).
+trait Mode: Sized {
+    type Stored: Object + DeserializeOwned;
+    type Handed: Send + Sync + 'static;
+    const NAME: (&'static str, &'static str);
+    fn build(source: FixtureSource<Self::Stored>, options: InformerOptions) -> Self;
+    fn informer(&self) -> &SharedIndexInformer<Self::Stored>;
+    fn add_handler(
+        &self,
+        h: ResourceEventHandlerFuncs<Self::Handed>,
+    ) -> ResourceEventHandlerRegistration<Self::Stored>;
+    /// A copy of `obj` with resourceVersion `rv`.
+    fn bump(obj: &Self::Stored, rv: &str) -> Self::Stored;
+}
+
+/// `SharedIndexInformer<CompactObject>`, index functions over the tree.
+struct Untyped(SharedIndexInformer<CompactObject>);
+
+impl Mode for Untyped {
+    type Stored = CompactObject;
+    type Handed = CompactObject;
+    const NAME: (&'static str, &'static str) = ("CompactObject", "compact");
+    fn build(source: FixtureSource<CompactObject>, options: InformerOptions) -> Self {
+        let indexers = Indexers::new()
+            .with_namespace_index()
+            .with("node", |p: &CompactObject| {
+                let node = p.get(&["spec", "nodeName"]).and_then(CompactValue::as_str);
+                Ok(IndexValues::one(node.unwrap_or("")))
+            })
+            .with("app", |p: &CompactObject| {
+                Ok(IndexValues::one(p.label("app").unwrap_or("")))
+            });
+        Untyped(SharedIndexInformer::new(source, indexers, options))
+    }
+    fn informer(&self) -> &SharedIndexInformer<CompactObject> {
+        &self.0
+    }
+    fn add_handler(
+        &self,
+        h: ResourceEventHandlerFuncs<CompactObject>,
+    ) -> ResourceEventHandlerRegistration<CompactObject> {
+        self.0.add_event_handler(h).expect("add handler")
+    }
+    fn bump(obj: &CompactObject, rv: &str) -> CompactObject {
+        obj.with_resource_version(rv)
+    }
+}
+
+/// `SharedIndexInformer<Pod>`: typed all the way.
+struct PlainPods(SharedIndexInformer<Pod>);
+
+impl Mode for PlainPods {
+    type Stored = Pod;
+    type Handed = Pod;
+    const NAME: (&'static str, &'static str) = ("Pod", "plain");
+    fn build(source: FixtureSource<Pod>, options: InformerOptions) -> Self {
+        let indexers = Indexers::new()
+            .with_namespace_index()
+            .with("node", node_of)
+            .with("app", app_of);
+        PlainPods(SharedIndexInformer::new(source, indexers, options))
+    }
+    fn informer(&self) -> &SharedIndexInformer<Pod> {
+        &self.0
+    }
+    fn add_handler(
+        &self,
+        h: ResourceEventHandlerFuncs<Pod>,
+    ) -> ResourceEventHandlerRegistration<Pod> {
+        self.0.add_event_handler(h).expect("add handler")
+    }
+    fn bump(obj: &Pod, rv: &str) -> Pod {
+        let mut p = obj.clone();
+        p.metadata.resource_version = Some(rv.to_string());
+        p
+    }
+}
+
+/// `CompactInformer<Pod>`: compact inside, typed `Pod`s to handlers and index functions.
+struct CompactPods(CompactInformer<Pod>);
+
+impl Mode for CompactPods {
+    type Stored = Compact<Pod>;
+    type Handed = Pod;
+    const NAME: (&'static str, &'static str) = ("Pod", "compact");
+    fn build(source: FixtureSource<Compact<Pod>>, options: InformerOptions) -> Self {
+        let indexers = Indexers::new()
+            .with_namespace_index()
+            .with("node", typed_index(node_of))
+            .with("app", typed_index(app_of));
+        CompactPods(CompactInformer::new(source, indexers, options))
+    }
+    fn informer(&self) -> &SharedIndexInformer<Compact<Pod>> {
+        self.0.informer()
+    }
+    fn add_handler(
+        &self,
+        h: ResourceEventHandlerFuncs<Pod>,
+    ) -> ResourceEventHandlerRegistration<Compact<Pod>> {
+        self.0.add_event_handler(h).expect("add handler")
+    }
+    fn bump(obj: &Compact<Pod>, rv: &str) -> Compact<Pod> {
+        obj.with_resource_version(rv)
+    }
 }
 
 /// Counts one handler's updates and wakes the clock when the last handler has seen them all.
@@ -92,10 +213,14 @@ pub fn run(args: Args) {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    rt.block_on(podsync(args));
+    match (args.typed, args.storage) {
+        (false, _) => rt.block_on(podsync::<Untyped>(args)),
+        (true, crate::Storage::Plain) => rt.block_on(podsync::<PlainPods>(args)),
+        (true, crate::Storage::Compact) => rt.block_on(podsync::<CompactPods>(args)),
+    }
 }
 
-async fn podsync(args: Args) {
+async fn podsync<M: Mode>(args: Args) {
     let base = crate::heap::heap_in_use();
     let (tx, rx) = mpsc::channel(1024);
     let source = FixtureSource {
@@ -104,7 +229,8 @@ async fn podsync(args: Args) {
     };
     let mut options = InformerOptions::named("podsync");
     options.reflector.watch_list = WatchListMode::Disabled;
-    let informer = SharedIndexInformer::new(source, indexers(), options);
+    let mode = M::build(source, options);
+    let informer = mode.informer().clone();
     let finish = Arc::new(Finish {
         target: args.events,
         handlers_left: AtomicUsize::new(args.handlers),
@@ -129,7 +255,7 @@ async fn podsync(args: Args) {
                         finish.done.notify_one();
                     }
                 });
-            let reg = informer.add_event_handler(handler).expect("add handler");
+            let reg = mode.add_handler(handler);
             (reg, adds)
         })
         .collect();
@@ -156,8 +282,8 @@ async fn podsync(args: Args) {
     let retained = (crate::heap::heap_in_use() - base) as f64 / n.max(1) as f64;
 
     let cached = informer.indexer().list();
-    let events: Vec<CompactObject> = (0..args.events)
-        .map(|i| cached[i % cached.len()].with_resource_version(&(2_000_000 + i).to_string()))
+    let events: Vec<M::Stored> = (0..args.events)
+        .map(|i| M::bump(&cached[i % cached.len()], &(2_000_000 + i).to_string()))
         .collect();
     drop(cached);
     let t1 = Instant::now();
@@ -180,6 +306,8 @@ async fn podsync(args: Args) {
         "podsync",
         json!({
             "objects": n,
+            "objects_as": M::NAME.0,
+            "storage": M::NAME.1,
             "handlers": args.handlers,
             "sync_seconds": sync_seconds,
             "retained_bytes_per_object": retained,

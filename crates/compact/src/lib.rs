@@ -1,12 +1,15 @@
 #![doc = include_str!("../README.md")]
 
+mod de;
 mod interner;
 mod object;
 mod serde_impls;
+mod typed;
 mod value;
 
 #[cfg(test)]
 mod tests;
 
 pub use object::CompactObject;
+pub use typed::Compact;
 pub use value::{CompactMap, CompactValue};

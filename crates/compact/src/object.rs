@@ -81,9 +81,10 @@ impl CompactObject {
         serde_json::Value::from(&self.root)
     }
 
-    /// Decodes the object into a typed struct (e.g. a k8s-openapi `Pod`) on demand.
+    /// Decodes the object into a typed struct (e.g. a k8s-openapi `Pod`) on demand, straight
+    /// from the shared tree (no JSON text or `serde_json::Value` in between).
     pub fn to_typed<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_value(self.to_json())
+        T::deserialize(&self.root)
     }
 
     /// The whole object as a tree.

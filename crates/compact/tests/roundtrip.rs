@@ -30,6 +30,8 @@ proptest! {
     fn any_json_round_trips(v in json()) {
         let c = CompactValue::from(&v);
         prop_assert_eq!(Value::from(&c), v.clone());
+        // The serde Deserializer over the tree builds what the JSON would.
+        prop_assert_eq!(serde::Deserialize::deserialize(&c).ok(), Some(v.clone()));
         let text = serde_json::to_string(&v).unwrap();
         prop_assert_eq!(serde_json::to_string(&c).unwrap(), text.clone());
         let decoded: CompactValue = serde_json::from_str(&text).unwrap();

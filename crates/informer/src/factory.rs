@@ -244,8 +244,11 @@ impl Drop for SharedInformerFactory {
 
 #[cfg(feature = "transport")]
 mod with_transport {
+    use kcache_compact::Compact;
     use kcache_core::{DynamicObject, Resource};
     use kcache_transport::{Api, Client};
+
+    use crate::CompactInformer;
     use serde::de::DeserializeOwned;
 
     use super::*;
@@ -279,6 +282,26 @@ mod with_transport {
                     None => Api::<K>::all(client),
                 },
             )
+        }
+
+        /// The informer of a typed resource kept compactly ([`CompactInformer`]): the cache
+        /// holds structurally shared trees, handlers and reads get typed `K`s. Indexed by
+        /// namespace. It is a different informer from [`informer`](Self::informer)'s (keyed by
+        /// type), so ask for one of the two per resource.
+        pub fn compact_informer<K>(&self) -> CompactInformer<K>
+        where
+            K: Resource + DeserializeOwned + Send + Sync + 'static,
+        {
+            let client = self.client().clone();
+            self.informer_for(
+                &K::api_resource(),
+                || Indexers::new().with_namespace_index(),
+                |o| match &o.namespace {
+                    Some(ns) => Api::<Compact<K>>::namespaced(client, ns),
+                    None => Api::<Compact<K>>::all(client),
+                },
+            )
+            .into()
         }
 
         /// The informer of a resource known only at runtime (client-go's dynamic informer).

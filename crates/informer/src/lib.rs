@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod compact_informer;
 mod error;
 mod factory;
 mod handler;
@@ -16,7 +17,9 @@ mod registration;
 mod resource_version;
 mod sync_signal;
 pub mod testing;
+mod typed_copies;
 
+pub use compact_informer::{typed_index, CompactInformer};
 pub use error::InformerError;
 pub use factory::{FactoryOptions, SharedInformerFactory};
 pub use handler::{

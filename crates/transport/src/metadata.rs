@@ -28,6 +28,13 @@ impl<K: 'static> Api<K> {
     /// The same resource and namespace, metadata only: every verb of the returned Api asks the
     /// server for `PartialObjectMetadata` (client-go's `metadata.NewForConfig(c).Resource(gvr)`).
     pub fn into_metadata(self) -> Api<PartialObjectMeta<K>> {
+        self.into_metadata_as()
+    }
+
+    /// [`into_metadata`](Self::into_metadata), decoding each `PartialObjectMetadata` into `M`, a
+    /// representation of your choice — e.g. kcache-compact's `Compact<PartialObjectMeta<K>>`,
+    /// which a compact metadata informer caches.
+    pub fn into_metadata_as<M>(self) -> Api<M> {
         let mut api = Api::dynamic(
             self.client().clone(),
             self.resource().clone(),

@@ -126,7 +126,7 @@ fn watch_rejects_unknown_types_truncation_garbage_and_oversize() {
 }
 
 #[tokio::test]
-async fn watch_stream_ends_cleanly_and_delivers_events_before_an_error() {
+async fn watch_stream_ends_cleanly_skips_undecodable_events_and_ends_on_broken_framing() {
     let input = EVENTS.as_bytes();
     let chunks: Vec<Result<Bytes, std::io::Error>> = input
         .chunks(7)
@@ -146,6 +146,22 @@ async fn watch_stream_ends_cleanly_and_delivers_events_before_an_error() {
         Ok(Bytes::from_static(br#"{"type":"ADDED","object":{}}"#)),
     ];
     let mut s = WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(bad), 1 << 20);
+    assert!(matches!(s.next().await, Some(Ok(WatchEvent::Added(_)))));
+    assert!(matches!(
+        s.next().await,
+        Some(Err(kcache_core::Error::Decode { .. }))
+    ));
+    // A well-framed event that does not decode is one error item; the events after it follow.
+    assert!(matches!(s.next().await, Some(Ok(WatchEvent::Added(_)))));
+    assert!(s.next().await.is_none());
+
+    // A byte that cannot start an event breaks the framing: one error, then the end.
+    let unframed: Vec<Result<Bytes, std::io::Error>> = vec![
+        Ok(Bytes::from_static(br#"{"type":"ADDED","object":{}}]"#)),
+        Ok(Bytes::from_static(br#"{"type":"ADDED","object":{}}"#)),
+    ];
+    let mut s =
+        WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(unframed), 1 << 20);
     assert!(matches!(s.next().await, Some(Ok(WatchEvent::Added(_)))));
     assert!(matches!(
         s.next().await,

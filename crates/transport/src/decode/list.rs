@@ -18,7 +18,8 @@ use futures_core::Stream;
 use kcache_core::{BoxError, Error, ListMeta, ObjectList};
 use serde::de::DeserializeOwned;
 
-use super::scanner::{is_ws, too_large, unexpected_byte, Capture, TooLarge, ValueScanner};
+use super::naming::named;
+use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
 
 /// The longest key remembered; longer keys are not ones the decoder looks for.
 const MAX_KEY: usize = 16;
@@ -207,7 +208,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                     match self
                         .capture
                         .feed(&chunk[i..], limit)
-                        .map_err(|TooLarge(n)| too_large("list metadata", n, limit))?
+                        .map_err(|e| too_large("list metadata", e, limit))?
                     {
                         Some((value, used)) => {
                             let meta = serde_json::from_slice(value)
@@ -234,7 +235,7 @@ impl<K: DeserializeOwned> ListDecoder<K> {
                     match self
                         .capture
                         .feed(&chunk[i..], limit)
-                        .map_err(|TooLarge(n)| too_large(&format!("list item {index}"), n, limit))?
+                        .map_err(|e| too_large(&format!("list item {index}"), e, limit))?
                     {
                         Some((value, used)) => {
                             on_item(index, value)?;
@@ -291,7 +292,8 @@ impl<K: DeserializeOwned> ListDecoder<K> {
 
 /// Decodes the item at `index` of a list.
 fn decode_item<K: DeserializeOwned>(index: usize, bytes: &[u8]) -> Result<K, Error> {
-    serde_json::from_slice(bytes).map_err(|e| Error::decode(format!("list item {index}"), e))
+    serde_json::from_slice(bytes)
+        .map_err(|e| Error::decode(named(&format!("list item {index}"), bytes), e))
 }
 
 pin_project_lite::pin_project! {

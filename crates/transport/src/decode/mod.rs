@@ -1,6 +1,7 @@
 //! Incremental decoders for list and watch response bodies.
 
 mod list;
+mod naming;
 pub(crate) mod protobuf;
 mod scanner;
 mod watch;

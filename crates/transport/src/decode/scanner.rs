@@ -8,6 +8,8 @@
 use kcache_core::Error;
 use memchr::memchr2;
 
+use super::naming::object_key_in;
+
 /// Where the end of one JSON value is, fed chunk by chunk. Starts at the value's first byte.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct ValueScanner {
@@ -95,9 +97,10 @@ pub(crate) struct Capture {
     buf: Vec<u8>,
 }
 
-/// A captured value that exceeded the size limit: its size so far.
+/// A captured value that exceeded the size limit: its size so far, and the `namespace/name`
+/// its first bytes reveal.
 #[derive(Debug)]
-pub(crate) struct TooLarge(pub(crate) usize);
+pub(crate) struct TooLarge(pub(crate) usize, pub(crate) Option<String>);
 
 impl Capture {
     /// Feeds the continuation of the value. On completion returns the whole value (borrowed from
@@ -111,7 +114,7 @@ impl Capture {
             Some(end) => {
                 let total = self.buf.len() + end;
                 if total > limit {
-                    return Err(TooLarge(total));
+                    return Err(self.too_large(total, rest));
                 }
                 if self.buf.is_empty() {
                     Ok(Some((&rest[..end], end)))
@@ -123,12 +126,24 @@ impl Capture {
             None => {
                 let total = self.buf.len() + rest.len();
                 if total > limit {
-                    return Err(TooLarge(total));
+                    return Err(self.too_large(total, rest));
                 }
                 self.buf.extend_from_slice(rest);
                 Ok(None)
             }
         }
+    }
+
+    /// The error of a value grown to `total` bytes, named from its first bytes.
+    fn too_large(&self, total: usize, rest: &[u8]) -> TooLarge {
+        let key = if self.buf.len() >= 4096 {
+            object_key_in(&self.buf)
+        } else {
+            let mut head = self.buf.clone();
+            head.extend_from_slice(&rest[..rest.len().min(4096 - head.len())]);
+            object_key_in(&head)
+        };
+        TooLarge(total, key)
     }
 
     /// Whether a value has started and not yet ended.
@@ -144,7 +159,11 @@ impl Capture {
 }
 
 /// The error of a value over the size limit, for either decoder.
-pub(crate) fn too_large(what: &str, size: usize, limit: usize) -> Error {
+pub(crate) fn too_large(what: &str, TooLarge(size, key): TooLarge, limit: usize) -> Error {
+    let what = match key {
+        Some(key) => format!("{what} {key:?}"),
+        None => what.to_string(),
+    };
     Error::decode(
         what,
         format!("object larger than the maximum of {limit} bytes (at least {size} bytes)"),
@@ -220,7 +239,7 @@ mod tests {
         c.reset();
         assert!(matches!(
             c.feed(b"{\"aaaaaaaaaa\":1}", 10),
-            Err(TooLarge(16))
+            Err(TooLarge(16, None))
         ));
     }
 }

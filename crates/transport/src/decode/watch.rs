@@ -14,7 +14,8 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::scanner::{is_ws, too_large, unexpected_byte, Capture, TooLarge};
+use super::naming::named;
+use super::scanner::{is_ws, too_large, unexpected_byte, Capture};
 
 /// The default largest single JSON value (one watch event, one list item) the decoders accept.
 ///
@@ -51,8 +52,30 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
         }
     }
 
-    /// Decodes every event that completes in `chunk`, in order, into `out`.
+    /// Decodes every event that completes in `chunk`, in order, into `out`. An event that is
+    /// complete but does not decode is skipped and the events after it are still decoded; the
+    /// first such error is returned after the chunk (use [`push_each`](Self::push_each) to get
+    /// each error in its place).
     pub fn push(&mut self, chunk: &[u8], out: &mut VecDeque<WatchEvent<K>>) -> Result<(), Error> {
+        let mut first = None;
+        self.push_each(chunk, &mut |ev| match ev {
+            Ok(ev) => out.push_back(ev),
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        })?;
+        first.map_or(Ok(()), Err)
+    }
+
+    /// Hands `on_event` every event that completes in `chunk`, in order: decoded, or the error
+    /// (naming the object) of one that is well framed but does not decode as `K` — the body goes
+    /// on after it. Fails on what breaks the framing: a byte that cannot start an event, or an
+    /// event over the size limit (named from its first bytes).
+    pub fn push_each(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut dyn FnMut(Result<WatchEvent<K>, Error>),
+    ) -> Result<(), Error> {
         let mut i = 0;
         while i < chunk.len() {
             if !self.capture.in_progress() {
@@ -70,10 +93,10 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
             let fed = self
                 .capture
                 .feed(&chunk[i..], self.max_object_size)
-                .map_err(|TooLarge(n)| too_large("watch event", n, self.max_object_size))?;
+                .map_err(|e| too_large("watch event", e, self.max_object_size))?;
             match fed {
                 Some((value, used)) => {
-                    out.push_back(decode_event(value)?);
+                    on_event(decode_event(value));
                     i += used;
                     self.capture.reset();
                 }
@@ -105,7 +128,7 @@ pub fn decode_event<K: DeserializeOwned>(bytes: &[u8]) -> Result<WatchEvent<K>, 
     let ev = EventSeed::<K>(PhantomData)
         .deserialize(&mut de)
         .and_then(|ev| de.end().map(|()| ev))
-        .map_err(|e| Error::decode("watch event", e))?;
+        .map_err(|e| Error::decode(named("watch event", bytes), e))?;
     Ok(ev)
 }
 
@@ -233,12 +256,13 @@ impl<'de, K: DeserializeOwned> Visitor<'de> for EventSeed<K> {
 
 pin_project_lite::pin_project! {
     /// The events of a watch response body, decoded as chunks arrive. Ends cleanly at a clean end
-    /// of body (the server's timeout); yields one error and ends on a decode or transport failure.
+    /// of body (the server's timeout). An event that does not decode is one error item and the
+    /// stream goes on; a framing or transport failure is one error item and ends it.
     pub struct WatchEventStream<S, K> {
         #[pin]
         body: S,
         decoder: WatchDecoder<K>,
-        ready: VecDeque<WatchEvent<K>>,
+        ready: VecDeque<Result<WatchEvent<K>, Error>>,
         failed: Option<Error>,
         done: bool,
     }
@@ -269,7 +293,7 @@ where
         let mut this = self.project();
         loop {
             if let Some(ev) = this.ready.pop_front() {
-                return Poll::Ready(Some(Ok(ev)));
+                return Poll::Ready(Some(ev));
             }
             if *this.done {
                 // Events decoded before a failure are delivered first, then the failure.
@@ -277,7 +301,11 @@ where
             }
             match std::task::ready!(this.body.as_mut().poll_next(cx)) {
                 Some(Ok(chunk)) => {
-                    if let Err(e) = this.decoder.push(&chunk, this.ready) {
+                    let ready = &mut *this.ready;
+                    if let Err(e) = this
+                        .decoder
+                        .push_each(&chunk, &mut |ev| ready.push_back(ev))
+                    {
                         *this.done = true;
                         *this.failed = Some(e);
                     }

@@ -1,0 +1,296 @@
+//! Both storage modes — the plain `SharedIndexInformer<K>` and the `CompactInformer<K>` — give
+//! handlers and reads the same typed objects, and both reject a watch event whose object does not
+//! decode as `K` or exceeds the size limit, with an error naming the object, leaving the cache as
+//! it was.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcache_compact::Compact;
+use kcache_core::{Error, ListParams, ListerWatcher, Object, ObjectList, WatchParams, WatchStream};
+use kcache_informer::{
+    typed_index, CompactInformer, FactoryOptions, InformerOptions, ResourceEventHandlerFuncs,
+    SharedIndexInformer, SharedInformerFactory,
+};
+use kcache_reflector::WatchListMode;
+use kcache_store::{IndexValues, Indexers};
+use kcache_testserver::TestCluster;
+use kcache_transport::decode::WatchEventStream;
+use kcache_transport::{Api, Client, Config};
+use parking_lot::Mutex;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// The size limit of the scripted watch bodies.
+const LIMIT: usize = 4096;
+
+fn cm(name: &str, rv: u32, data: serde_json::Value) -> serde_json::Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "ns", "resourceVersion": rv.to_string(),
+            "labels": {"app": "web"}},
+        "data": data, "unknownField": {"dropped": true}})
+}
+
+fn event(type_: &str, obj: serde_json::Value) -> String {
+    json!({"type": type_, "object": obj}).to_string()
+}
+
+/// Lists a fixed list; each watch decodes the next scripted body with the transport's watch
+/// decoder (limit [`LIMIT`]) and records the errors it hands the reflector.
+struct Scripted {
+    list: String,
+    bodies: Mutex<Vec<String>>,
+    errors: Arc<Mutex<Vec<String>>>,
+}
+
+impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for Scripted {
+    async fn list(&self, _: &ListParams) -> Result<ObjectList<K>, Error> {
+        serde_json::from_str(&self.list).map_err(|e| Error::decode("list", e))
+    }
+
+    async fn watch(&self, _: &WatchParams) -> Result<WatchStream<K>, Error> {
+        let mut bodies = self.bodies.lock();
+        if bodies.is_empty() {
+            return Ok(Box::pin(futures_util::stream::pending()));
+        }
+        let body = bodies.remove(0);
+        let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from(body))]);
+        let errors = self.errors.clone();
+        let events = WatchEventStream::<_, K>::new(chunks, LIMIT).inspect(move |item| {
+            if let Err(e) = item {
+                errors.lock().push(e.to_string());
+            }
+        });
+        Ok(Box::pin(events))
+    }
+}
+
+/// One list, then a watch with: a malformed update of `a`, a good update of `a`, an oversized
+/// update of `a` (which ends that watch), then a second watch adding `b`.
+fn script() -> (Scripted, Arc<Mutex<Vec<String>>>) {
+    let list = json!({"metadata": {"resourceVersion": "10"},
+        "items": [cm("a", 10, json!({"k": "v1", "empty": ""}))]});
+    let first = [
+        event("MODIFIED", cm("a", 11, json!({"k": 1}))),
+        event("MODIFIED", cm("a", 12, json!({"k": "v2"}))),
+        // As the API server writes it: metadata before data.
+        format!(
+            r#"{{"type":"MODIFIED","object":{{"kind":"ConfigMap","apiVersion":"v1","metadata":{{"name":"a","namespace":"ns","resourceVersion":"13"}},"data":{{"k":"{}"}}}}}}"#,
+            "x".repeat(2 * LIMIT)
+        ),
+    ]
+    .concat();
+    let second = event("ADDED", cm("b", 14, json!({})));
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let source = Scripted {
+        list: list.to_string(),
+        bodies: Mutex::new(vec![first, second]),
+        errors: errors.clone(),
+    };
+    (source, errors)
+}
+
+fn options() -> InformerOptions {
+    let mut o = InformerOptions::named("scripted");
+    o.reflector.watch_list = WatchListMode::Disabled;
+    o
+}
+
+/// What handlers saw: (event, name, data) in order.
+type Seen = Arc<Mutex<Vec<(&'static str, String, Option<String>)>>>;
+
+fn recorder(seen: &Seen) -> ResourceEventHandlerFuncs<ConfigMap> {
+    let data = |c: &ConfigMap| format!("{:?}", c.data);
+    let (a, u) = (seen.clone(), seen.clone());
+    ResourceEventHandlerFuncs::new()
+        .on_add(move |o: &Arc<ConfigMap>, _| {
+            a.lock().push(("add", o.name().to_string(), Some(data(o))))
+        })
+        .on_update(move |_, n: &Arc<ConfigMap>| {
+            u.lock()
+                .push(("update", n.name().to_string(), Some(data(n))))
+        })
+}
+
+/// Runs until `b` is cached, then returns what the handler saw, the cached `a` and `b`, and the
+/// decode errors.
+async fn run_plain() -> (
+    Vec<(&'static str, String, Option<String>)>,
+    ConfigMap,
+    ConfigMap,
+    Vec<String>,
+) {
+    let (source, errors) = script();
+    let informer = SharedIndexInformer::<ConfigMap>::new(source, Indexers::new(), options());
+    let seen = Seen::default();
+    informer.add_event_handler(recorder(&seen)).unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (i, c) = (informer.clone(), cancel.clone());
+        async move { i.run(c).await }
+    });
+    let b = wait_for(|| informer.indexer().get_by_key("ns/b")).await;
+    wait_for(|| (seen.lock().len() == 3).then_some(())).await;
+    let a = informer.indexer().get_by_key("ns/a").unwrap();
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+    let seen = seen.lock().clone();
+    let errors = errors.lock().clone();
+    (seen, (*a).clone(), (*b).clone(), errors)
+}
+
+async fn run_compact() -> (
+    Vec<(&'static str, String, Option<String>)>,
+    ConfigMap,
+    ConfigMap,
+    Vec<String>,
+) {
+    let (source, errors) = script();
+    let by_first_key = typed_index(|c: &ConfigMap| {
+        let first = c.data.as_ref().and_then(|d| d.keys().next().cloned());
+        Ok(IndexValues::one(first.unwrap_or_default()))
+    });
+    let informer = CompactInformer::<ConfigMap>::new(
+        source,
+        Indexers::new().with("key", by_first_key),
+        options(),
+    );
+    let seen = Seen::default();
+    informer.add_event_handler(recorder(&seen)).unwrap();
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (i, c) = (informer.clone(), cancel.clone());
+        async move { i.run(c).await }
+    });
+    let b = wait_for(|| informer.get_by_key("ns/b")).await;
+    wait_for(|| (seen.lock().len() == 3).then_some(())).await;
+    let a = informer.get_by_key("ns/a").unwrap();
+    let keyed: Vec<String> = informer
+        .by_index("key", "k")
+        .unwrap()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    assert_eq!(keyed, ["a"]);
+    assert_eq!(informer.list().len(), 2);
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+    let seen = seen.lock().clone();
+    let errors = errors.lock().clone();
+    (seen, (*a).clone(), (*b).clone(), errors)
+}
+
+async fn wait_for<T>(mut f: impl FnMut() -> Option<T>) -> T {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Some(v) = f() {
+                return v;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("condition reached")
+}
+
+#[tokio::test]
+async fn both_modes_reject_bad_events_by_name_and_hand_out_equal_objects() {
+    let plain = run_plain().await;
+    let compact = run_compact().await;
+    for (seen, a, b, errors) in [&plain, &compact] {
+        // The malformed and the oversized update were rejected, naming the object; the cache
+        // kept the good update before the oversized one.
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].contains(r#""ns/a""#) && errors[0].contains("invalid type"),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].contains(r#""ns/a""#) && errors[1].contains("larger than"),
+            "{errors:?}"
+        );
+        assert_eq!(a.metadata.resource_version.as_deref(), Some("12"));
+        assert_eq!(a.data.as_ref().unwrap()["k"], "v2");
+        assert_eq!(b.metadata.resource_version.as_deref(), Some("14"));
+        let names: Vec<_> = seen.iter().map(|(e, n, _)| (*e, n.as_str())).collect();
+        assert_eq!(names, [("add", "a"), ("update", "a"), ("add", "b")]);
+    }
+    // Same typed values in both modes: handlers' and reads'.
+    assert_eq!(plain.0, compact.0);
+    assert_eq!(plain.1, compact.1);
+    assert_eq!(plain.2, compact.2);
+}
+
+/// The factory's compact informer against the embedded server (or `KCACHE_TEST_KUBECONFIG`'s).
+#[tokio::test]
+async fn the_factory_compact_informer_reads_what_the_server_holds() {
+    let cluster = TestCluster::start().await.unwrap();
+    let ns = cluster.create_namespace("compact-inf").await.unwrap();
+    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
+    config.qps = 0.0;
+    let client = Client::new(config).unwrap();
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    for name in ["a", "b"] {
+        let body =
+            json!({"metadata": {"name": name, "labels": {"app": name}}, "data": {"k": name}});
+        let path = format!("/api/v1/namespaces/{ns}/configmaps");
+        assert_eq!(
+            cluster.client().post(&path, &body).await.unwrap().status,
+            201
+        );
+    }
+    let factory = SharedInformerFactory::new(
+        client,
+        FactoryOptions {
+            namespace: Some(ns.clone()),
+            ..FactoryOptions::default()
+        },
+    );
+    let informer = factory.compact_informer::<ConfigMap>();
+    let metadata = factory.compact_metadata_informer::<ConfigMap>();
+    let (tx, mut updates) = tokio::sync::mpsc::unbounded_channel();
+    informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().on_update(
+            move |_, new: &Arc<ConfigMap>| {
+                let _ = tx.send(new.clone());
+            },
+        ))
+        .unwrap();
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    for name in ["a", "b"] {
+        let cached = informer
+            .get_by_key(&format!("{ns}/{name}"))
+            .expect("cached");
+        assert_eq!(*cached, api.get(name).await.unwrap());
+    }
+    let a: Arc<Compact<ConfigMap>> = informer.indexer().get_by_key(&format!("{ns}/a")).unwrap();
+    let meta = metadata
+        .get_by_key(&format!("{ns}/a"))
+        .expect("metadata cached");
+    assert_eq!((meta.name(), meta.label("app")), ("a", Some("a")));
+    assert_eq!(metadata.len(), 2);
+    assert_eq!(a.get(&["data", "k"]).and_then(|v| v.as_str()), Some("a"));
+
+    let patch = cluster
+        .client()
+        .patch(
+            &format!("/api/v1/namespaces/{ns}/configmaps/b"),
+            "application/merge-patch+json",
+            &json!({"data": {"k": "changed"}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patch.status, 200);
+    let updated = tokio::time::timeout(Duration::from_secs(15), updates.recv())
+        .await
+        .expect("the change reaches the handler")
+        .unwrap();
+    assert_eq!(updated.data.as_ref().unwrap()["k"], "changed");
+    assert_eq!(*updated, api.get("b").await.unwrap());
+    factory.shutdown().await;
+}
