@@ -111,7 +111,16 @@ struct Buffer<K> {
     started: bool,
     /// Whether a delivery job is queued or running: at most one per listener.
     scheduled: bool,
+    /// Whether the delivery job waits on `more` for notifications (see [`LINGER`]).
+    lingering: bool,
 }
+
+/// How long a delivery job whose buffer ran empty waits for more before it gives its pool
+/// thread back. A stream of events wakes a listener every few milliseconds (every 1024 pops, or
+/// whenever the FIFO runs dry), so a busy handler keeps its thread, woken by a condition
+/// variable as a dedicated thread would be, instead of handing the thread back and asking the
+/// pool for one on every wake; an idle handler holds none for longer than this.
+const LINGER: Duration = Duration::from_millis(5);
 
 /// Resync bookkeeping (client-go's requestedResyncPeriod / resyncPeriod / nextResync).
 pub(crate) struct Resync {
@@ -137,6 +146,8 @@ pub(crate) struct Listener<K> {
     signal: Arc<SyncSignal>,
     /// Mirrors `Buffer::closed`, so the delivery loop checks it without the lock.
     closed: AtomicBool,
+    /// Wakes a lingering delivery job.
+    more: Condvar,
     /// Signalled (with `stopped_async`) when a delivery job ends, for removal that waits.
     stopped: Condvar,
     stopped_async: Notify,
@@ -166,6 +177,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 closed: false,
                 started: false,
                 scheduled: false,
+                lingering: false,
             }),
             resync: Mutex::new(resync),
             syncing: AtomicBool::new(true),
@@ -176,6 +188,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
             overflowed: AtomicBool::new(false),
             signal,
             closed: AtomicBool::new(false),
+            more: Condvar::new(),
             stopped: Condvar::new(),
             stopped_async: Notify::new(),
             in_flight_since: AtomicU64::new(0),
@@ -211,11 +224,17 @@ impl<K: Send + Sync + 'static> Listener<K> {
         });
     }
 
-    /// Schedules delivery if notifications wait and none is scheduled. Cheap when delivery is
-    /// already under way or nothing waits.
+    /// Schedules delivery if notifications wait: wakes the lingering delivery job, or submits
+    /// one if none is scheduled. Cheap when delivery is under way or nothing waits.
     pub(crate) fn wake(self: &Arc<Self>) {
         let mut buf = self.buffer.lock();
-        if buf.len == 0 || buf.scheduled || buf.closed || !buf.started {
+        if buf.len == 0 || buf.closed || !buf.started {
+            return;
+        }
+        if buf.scheduled {
+            if buf.lingering {
+                self.more.notify_one();
+            }
             return;
         }
         buf.scheduled = true;
@@ -243,6 +262,8 @@ impl<K: Send + Sync + 'static> Listener<K> {
         self.closed.store(true, Ordering::Release);
         if !buf.scheduled {
             self.notify_stopped();
+        } else if buf.lingering {
+            self.more.notify_one();
         }
     }
 
@@ -289,7 +310,8 @@ impl<K: Send + Sync + 'static> Listener<K> {
         }
     }
 
-    /// The delivery job: delivers until the buffer is empty or the listener is closed.
+    /// The delivery job: delivers until the buffer has stayed empty for [`LINGER`] or the
+    /// listener is closed.
     fn drain(&self) {
         // The buffer and this queue swap places each round, so both keep their capacity while
         // the job runs.
@@ -298,9 +320,13 @@ impl<K: Send + Sync + 'static> Listener<K> {
         loop {
             {
                 let mut buf = self.buffer.lock();
+                if buf.len == 0 && !buf.closed {
+                    buf.lingering = true;
+                    self.more.wait_for(&mut buf, LINGER);
+                    buf.lingering = false;
+                }
                 if buf.len == 0 || buf.closed {
                     buf.scheduled = false;
-                    self.in_flight_since.store(0, Ordering::Release);
                     DELIVERING.set(0);
                     self.notify_stopped();
                     return;
@@ -309,6 +335,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 buf.len = 0;
             }
             self.deliver_pieces(&mut pieces);
+            self.in_flight_since.store(0, Ordering::Release);
         }
     }
 
