@@ -11,6 +11,7 @@ mod configmaps;
 mod fifo;
 mod heap;
 mod informer;
+mod many;
 mod objects;
 mod podsync;
 mod report;
@@ -44,6 +45,8 @@ enum Scenario {
     TypedRead(typed_read::Args),
     /// A ConfigMap informer against a server: time to sync, then to N update notifications.
     Informer(informer::Args),
+    /// Many small informers in one process: sync, then threads, idle CPU and peak RSS.
+    Many(many::Args),
     /// Creates ConfigMaps `bench-{i}` (about 300 bytes of data each) for `informer`.
     Seed(configmaps::SeedArgs),
     /// Modifies the seeded ConfigMaps N times, for `informer --expect-updates N`.
@@ -77,6 +80,7 @@ fn main() {
         Scenario::Podsync(args) => podsync::run(args),
         Scenario::TypedRead(args) => typed_read::run(args),
         Scenario::Informer(args) => informer::run(args),
+        Scenario::Many(args) => many::run(args),
         Scenario::Seed(args) => configmaps::seed(args),
         Scenario::Churn(args) => configmaps::churn(args),
     }

@@ -5,7 +5,7 @@
 //!   deltas to the cache with one `CacheWriter::upsert_batch` (applied before any deletion in the
 //!   batch, so the cache changes in delta order); handlers are still notified per delta, in
 //!   order, after the cache write.
-//! - Appending to a handler's buffer does not wake its thread; the loop wakes handlers with
+//! - Appending to a handler's buffer does not schedule its delivery; the loop wakes handlers with
 //!   pending work every 1024 pops and whenever the FIFO runs dry, so a stream of events costs one
 //!   wake-up per batch rather than one per event and handler (a busy FIFO delays a notification
 //!   by at most those pops, a few milliseconds; an idle one not at all).
@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::InformerError;
 use crate::handler::ResourceEventHandler;
+use crate::latency::HandlerLatency;
 use crate::listener::{Listener, Resync};
 use crate::notification::{Batch, Notification};
 use crate::notifying_store::NotifyingStore;
@@ -43,8 +44,8 @@ use crate::resource_version::{
 };
 use crate::sync_signal::SyncSignal;
 
-/// Pops between wake-ups of handler threads while the FIFO stays busy (it bounds how long a
-/// notification can wait in a buffer before its thread is woken); also the most entries taken
+/// Pops between wake-ups of handlers while the FIFO stays busy (it bounds how long a
+/// notification can wait in a buffer before its delivery is scheduled); also the most entries taken
 /// from the FIFO at once.
 const WAKE_BATCH: usize = 1024;
 
@@ -63,7 +64,8 @@ pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 /// with static dispatch, and hands it to the FIFO as its known objects.
 ///
 /// The cache is always updated before handlers are notified. Each handler has its own buffer
-/// and thread, so a slow handler never blocks the FIFO or the other handlers. Cloning is cheap
+/// and runs on a shared pool of delivery threads, one thread per busy handler, so a slow
+/// handler never blocks the FIFO or the other handlers. Cloning is cheap
 /// and every clone is the same informer.
 pub struct SharedIndexInformer<K, C = Indexer<K>> {
     shared: Arc<Shared<K, C>>,
@@ -137,6 +139,8 @@ pub struct HandlerStats {
     pub delivered: u64,
     /// Handler calls that panicked.
     pub panics: u64,
+    /// How long the handler's calls took.
+    pub latency: HandlerLatency,
 }
 
 impl Eq for HandlerStats {}
@@ -315,17 +319,67 @@ where
         Ok(registration)
     }
 
-    /// Removes a handler; removing one twice, or one of another informer, is fine. At most the
-    /// notification being delivered right now completes after this returns.
+    /// Removes a handler (client-go's `RemoveEventHandler`): it receives nothing more, and at
+    /// most the call in flight right now completes after this returns — use
+    /// [`shut_down_event_handler`](Self::shut_down_event_handler) to wait for that call too.
+    /// Removing one twice is fine; a registration issued by another informer is an error
+    /// ([`InformerError::ForeignRegistration`]) and removes nothing.
     pub fn remove_event_handler(
         &self,
         registration: &ResourceEventHandlerRegistration<K>,
     ) -> Result<(), InformerError> {
-        let _block = self.shared.block_deltas.lock();
-        self.shared
-            .processor
-            .remove_listener(registration.listener.id);
+        let sh = &self.shared;
+        let mine = Arc::as_ptr(sh) as *const ();
+        if Arc::as_ptr(&registration.informer) as *const () != mine {
+            return Err(InformerError::ForeignRegistration {
+                informer: sh.options.name.clone(),
+                owner: registration.informer.name().to_string(),
+                registration: registration.listener.id,
+            });
+        }
+        let _block = sh.block_deltas.lock();
+        sh.processor.remove_listener(registration.listener.id);
         Ok(())
+    }
+
+    /// Removes a handler and waits until it has stopped: its last call has returned and no
+    /// call will follow (client-go's `ShutDownEventHandler`), so whatever the handler uses can
+    /// be released afterwards. Idempotent; errors as
+    /// [`remove_event_handler`](Self::remove_event_handler) does, and, instead of waiting for
+    /// ever, when called from inside the handler's own call
+    /// ([`InformerError::ShutDownFromOwnHandler`], nothing removed).
+    pub async fn shut_down_event_handler(
+        &self,
+        registration: &ResourceEventHandlerRegistration<K>,
+    ) -> Result<(), InformerError> {
+        self.remove_before_wait(registration)?;
+        registration.listener.wait_stopped().await;
+        Ok(())
+    }
+
+    /// [`shut_down_event_handler`](Self::shut_down_event_handler) for synchronous code: blocks
+    /// the calling thread (not for an async task's thread; await the async form there).
+    pub fn shut_down_event_handler_blocking(
+        &self,
+        registration: &ResourceEventHandlerRegistration<K>,
+    ) -> Result<(), InformerError> {
+        self.remove_before_wait(registration)?;
+        registration.listener.wait_stopped_blocking();
+        Ok(())
+    }
+
+    /// Removes the handler unless the caller is that handler's own call.
+    fn remove_before_wait(
+        &self,
+        registration: &ResourceEventHandlerRegistration<K>,
+    ) -> Result<(), InformerError> {
+        if registration.listener.is_delivering_here() {
+            return Err(InformerError::ShutDownFromOwnHandler {
+                informer: self.shared.options.name.clone(),
+                registration: registration.listener.id,
+            });
+        }
+        self.remove_event_handler(registration)
     }
 
     /// Whether the registration is active on this informer.
@@ -452,6 +506,7 @@ where
                     oldest_pending_age: l.oldest_pending_age(),
                     delivered: l.delivered(),
                     panics: l.panics(),
+                    latency: l.latency().snapshot(),
                 })
                 .collect(),
             synced: sh.has_synced(),
@@ -459,7 +514,7 @@ where
     }
 
     /// Lists and watches until `cancel` fires, keeping the cache and handlers up to date.
-    /// Runs once; returns after every handler thread has finished (no handler runs after).
+    /// Runs once; returns after every handler's last call has returned (no handler runs after).
     pub async fn run(&self, cancel: CancellationToken) -> Result<(), InformerError> {
         let sh = &self.shared;
         let (fifo, reflector) = {
@@ -504,7 +559,7 @@ where
             sh.stopped.store(true, Ordering::Release);
         }
         sh.cache_version.stopped();
-        sh.processor.stop();
+        sh.processor.stop().await;
         sh.signal.notify();
         Ok(())
     }
@@ -534,6 +589,9 @@ where
     }
     fn signal(&self) -> &SyncSignal {
         &self.signal
+    }
+    fn name(&self) -> &str {
+        &self.options.name
     }
 }
 
@@ -585,7 +643,7 @@ where
                     }
                     let popped = entries.len();
                     drop(batch);
-                    // Handler threads are woken in batches: every WAKE_BATCH pops, and when the
+                    // Handlers are woken in batches: every WAKE_BATCH pops, and when the
                     // FIFO stays empty after giving the producer a few turns (a stream of events
                     // keeps it busy; an idle one is noticed at once, with no timer).
                     pops += popped;

@@ -1,10 +1,12 @@
 #![doc = include_str!("../README.md")]
 
 mod compact_informer;
+mod delivery_pool;
 mod error;
 mod factory;
 mod handler;
 mod informer;
+mod latency;
 mod listener;
 #[cfg(feature = "transport")]
 mod metadata_informer;
@@ -26,6 +28,7 @@ pub use handler::{
     DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
 };
 pub use informer::{HandlerStats, InformerStats, SharedIndexInformer, MINIMUM_RESYNC_PERIOD};
+pub use latency::{HandlerLatency, LATENCY_BUCKETS};
 pub use listener::OverflowPolicy;
 #[cfg(feature = "prometheus")]
 pub use metrics::InformerCollector;

@@ -1,32 +1,49 @@
-//! One handler's buffer and delivery thread (client-go's `processorListener`).
+//! One handler's buffer and delivery (client-go's `processorListener`).
 //!
-//! Every handler gets its own FIFO buffer and its own OS thread, so a slow or stuck handler
-//! delays only itself: the informer's processing loop only appends to buffers. Unlike
-//! client-go's invisible ring buffer (#121474), the buffer's length and the age of its oldest
-//! notification are readable, and it can be bounded (see [`OverflowPolicy`]). A buffer holds
-//! pieces of shared batches ([`Batch`]): every listener reads the same notifications, so
-//! distributing one costs no reference counting per listener.
+//! Every handler gets its own FIFO buffer, and runs on a thread of the process-wide
+//! [`DeliveryPool`] whenever its buffer holds notifications: one job per busy stretch ("deliver
+//! until the buffer is empty"), never two at once for one handler, so calls stay sequential and
+//! in order. A slow or stuck handler keeps only its own pool thread and delays only itself; an
+//! idle handler owns no thread (a process with hundreds of handlers runs as many delivery
+//! threads as handlers are busy at once). The informer's processing loop only appends to
+//! buffers. Unlike client-go's invisible ring buffer (#121474), the buffer's length and the age
+//! of its oldest notification are readable, and it can be bounded (see [`OverflowPolicy`]). A
+//! buffer holds pieces of shared batches ([`Batch`]): every listener reads the same
+//! notifications, so distributing one costs no reference counting per listener.
 //!
-//! Appending does not wake the thread: the informer wakes listeners with pending work in
+//! Appending does not schedule delivery: the informer wakes listeners with pending work in
 //! batches ([`Listener::wake`], every few pops and whenever the FIFO runs dry), so a stream of
-//! events costs one wake-up per batch, not one futex call and two context switches per event.
-//! The counts behind `pending` are kept as totals, each written by one side only (appended by
-//! the informer, delivered by the thread) on its own cache line: a notification costs no
-//! atomic read-modify-write that both threads fight over.
+//! events costs one hand-off per batch, not one per event. The counts behind `pending` are kept
+//! as totals, each written by one side only (appended by the informer, delivered by the
+//! delivery job) on its own cache line: a notification costs no atomic read-modify-write that
+//! both sides fight over.
+//!
+//! Removal ([`Listener::close`]) stops delivery after the call in flight; [`Listener::wait_stopped`]
+//! and [`Listener::wait_stopped_blocking`] return once that call has returned (client-go's
+//! `ShutDownEventHandler`).
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::delivery_pool::DeliveryPool;
 use crate::handler::ResourceEventHandler;
+use crate::latency::LatencyHistogram;
 use crate::notification::{Batch, Notification};
 use crate::sync_signal::SyncSignal;
+
+thread_local! {
+    /// The listener whose handler this thread is running (its address; 0: none), so that a
+    /// handler waiting for its own removal gets an error instead of a deadlock.
+    static DELIVERING: Cell<usize> = const { Cell::new(0) };
+}
 
 /// What happens when a bounded handler buffer is full.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -90,7 +107,20 @@ struct Buffer<K> {
     /// How many notifications `pieces` hold for this listener.
     len: u64,
     closed: bool,
+    /// Whether delivery may run (the informer has started).
+    started: bool,
+    /// Whether a delivery job is queued or running: at most one per listener.
+    scheduled: bool,
+    /// Whether the delivery job waits on `more` for notifications (see [`LINGER`]).
+    lingering: bool,
 }
+
+/// How long a delivery job whose buffer ran empty waits for more before it gives its pool
+/// thread back. A stream of events wakes a listener every few milliseconds (every 1024 pops, or
+/// whenever the FIFO runs dry), so a busy handler keeps its thread, woken by a condition
+/// variable as a dedicated thread would be, instead of handing the thread back and asking the
+/// pool for one on every wake; an idle handler holds none for longer than this.
+const LINGER: Duration = Duration::from_millis(5);
 
 /// Resync bookkeeping (client-go's requestedResyncPeriod / resyncPeriod / nextResync).
 pub(crate) struct Resync {
@@ -103,25 +133,31 @@ pub(crate) struct Listener<K> {
     pub(crate) id: u64,
     handler: Arc<dyn ResourceEventHandler<K>>,
     buffer: Mutex<Buffer<K>>,
-    wake: Condvar,
     pub(crate) resync: Mutex<Resync>,
     /// Whether resync notifications go to this listener in the current resync round.
     pub(crate) syncing: AtomicBool,
     policy: OverflowPolicy,
     /// Written by whoever appends (under the buffer lock).
     appended: CacheLine<Totals>,
-    /// Written by the delivery thread only.
+    /// Written by the delivery job only.
     done: CacheLine<Totals>,
     panics: AtomicU64,
     overflowed: AtomicBool,
     signal: Arc<SyncSignal>,
-    thread: Mutex<Option<JoinHandle<()>>>,
     /// Mirrors `Buffer::closed`, so the delivery loop checks it without the lock.
     closed: AtomicBool,
+    /// Wakes a lingering delivery job.
+    more: Condvar,
+    /// Signalled (with `stopped_async`) when a delivery job ends, for removal that waits.
+    stopped: Condvar,
+    stopped_async: Notify,
     /// When the notification being delivered was enqueued, in nanoseconds after `epoch` plus
     /// one (0: none): an atomic, so delivery takes no lock per notification.
     in_flight_since: AtomicU64,
     epoch: Instant,
+    /// How long each handler call took.
+    latency: LatencyHistogram,
+    pool: Arc<DeliveryPool>,
 }
 
 impl<K: Send + Sync + 'static> Listener<K> {
@@ -139,8 +175,10 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 pieces: VecDeque::new(),
                 len: 0,
                 closed: false,
+                started: false,
+                scheduled: false,
+                lingering: false,
             }),
-            wake: Condvar::new(),
             resync: Mutex::new(resync),
             syncing: AtomicBool::new(true),
             policy,
@@ -149,16 +187,20 @@ impl<K: Send + Sync + 'static> Listener<K> {
             panics: AtomicU64::new(0),
             overflowed: AtomicBool::new(false),
             signal,
-            thread: Mutex::new(None),
             closed: AtomicBool::new(false),
+            more: Condvar::new(),
+            stopped: Condvar::new(),
+            stopped_async: Notify::new(),
             in_flight_since: AtomicU64::new(0),
             epoch: Instant::now(),
+            latency: LatencyHistogram::default(),
+            pool: DeliveryPool::global().clone(),
         })
     }
 
-    /// Appends a batch's notifications — without its resyncs unless `syncs` — without waking
-    /// the thread (see [`Listener::wake`]). A closed listener takes none; one whose buffer would
-    /// pass its bound is closed instead, and its buffer dropped.
+    /// Appends a batch's notifications — without its resyncs unless `syncs` — without
+    /// scheduling delivery (see [`Listener::wake`]). A closed listener takes none; one whose
+    /// buffer would pass its bound is closed instead, and its buffer dropped.
     pub(crate) fn add_batch(&self, batch: &Arc<Batch<K>>, syncs: bool) {
         let count = batch.count_for(syncs);
         if count == 0 {
@@ -182,12 +224,23 @@ impl<K: Send + Sync + 'static> Listener<K> {
         });
     }
 
-    /// Wakes the delivery thread if notifications wait for it. Cheap when it is already
-    /// awake or nothing waits.
-    pub(crate) fn wake(&self) {
-        if self.buffer.lock().len > 0 {
-            self.wake.notify_one();
+    /// Schedules delivery if notifications wait: wakes the lingering delivery job, or submits
+    /// one if none is scheduled. Cheap when delivery is under way or nothing waits.
+    pub(crate) fn wake(self: &Arc<Self>) {
+        let mut buf = self.buffer.lock();
+        if buf.len == 0 || buf.closed || !buf.started {
+            return;
         }
+        if buf.scheduled {
+            if buf.lingering {
+                self.more.notify_one();
+            }
+            return;
+        }
+        buf.scheduled = true;
+        drop(buf);
+        let me = self.clone();
+        self.pool.spawn(Box::new(move || me.drain()));
     }
 
     fn overflow(&self, buf: &mut Buffer<K>) {
@@ -207,74 +260,107 @@ impl<K: Send + Sync + 'static> Listener<K> {
         buf.pieces.clear();
         buf.len = 0;
         self.closed.store(true, Ordering::Release);
-        self.wake.notify_one();
+        if !buf.scheduled {
+            self.notify_stopped();
+        } else if buf.lingering {
+            self.more.notify_one();
+        }
     }
 
-    /// Starts the delivery thread (once).
+    fn notify_stopped(&self) {
+        self.stopped.notify_all();
+        self.stopped_async.notify_waiters();
+    }
+
+    /// Lets delivery run (once the informer runs) and schedules what is buffered already.
     pub(crate) fn start(self: &Arc<Self>) {
-        let mut slot = self.thread.lock();
-        if slot.is_some() {
-            return;
-        }
-        let me = self.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("kcache-handler-{}", self.id))
-            .spawn(move || me.run());
-        match spawned {
-            Ok(handle) => *slot = Some(handle),
-            Err(e) => tracing::error!(listener = self.id, "cannot start handler thread: {e}"),
-        }
+        self.buffer.lock().started = true;
+        self.wake();
     }
 
-    /// Stops accepting notifications; the thread exits after the one it is delivering.
+    /// Stops accepting notifications; delivery ends after the call in flight.
     pub(crate) fn close(&self) {
         self.mark_closed(&mut self.buffer.lock());
     }
 
-    /// Waits for the delivery thread to exit (after `close`). Not called from the thread itself.
-    pub(crate) fn join(&self) {
-        let handle = self.thread.lock().take();
-        if let Some(h) = handle {
-            if h.thread().id() != std::thread::current().id() {
-                let _ = h.join();
+    /// Whether this thread is running this listener's handler right now.
+    pub(crate) fn is_delivering_here(&self) -> bool {
+        DELIVERING.get() == self as *const Self as usize
+    }
+
+    /// Waits until a closed listener's last handler call has returned. Call after `close`,
+    /// never from the listener's own handler (see [`Listener::is_delivering_here`]).
+    pub(crate) async fn wait_stopped(&self) {
+        loop {
+            let notified = self.stopped_async.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if !self.buffer.lock().scheduled {
+                return;
             }
+            notified.await;
         }
     }
 
-    fn run(&self) {
-        // The buffer and this queue swap places each round, so both keep their capacity and
-        // neither side allocates once they have grown.
+    /// [`Listener::wait_stopped`], blocking the calling thread.
+    pub(crate) fn wait_stopped_blocking(&self) {
+        let mut buf = self.buffer.lock();
+        while buf.scheduled {
+            self.stopped.wait(&mut buf);
+        }
+    }
+
+    /// The delivery job: delivers until the buffer has stayed empty for [`LINGER`] or the
+    /// listener is closed.
+    fn drain(&self) {
+        // The buffer and this queue swap places each round, so both keep their capacity while
+        // the job runs.
         let mut pieces = VecDeque::new();
+        DELIVERING.set(self as *const Self as usize);
         loop {
             {
                 let mut buf = self.buffer.lock();
-                while buf.len == 0 && !buf.closed {
-                    self.wake.wait(&mut buf);
+                if buf.len == 0 && !buf.closed {
+                    buf.lingering = true;
+                    self.more.wait_for(&mut buf, LINGER);
+                    buf.lingering = false;
                 }
-                if buf.closed {
+                if buf.len == 0 || buf.closed {
+                    buf.scheduled = false;
+                    DELIVERING.set(0);
+                    self.notify_stopped();
                     return;
                 }
                 std::mem::swap(&mut buf.pieces, &mut pieces);
                 buf.len = 0;
             }
-            for piece in pieces.drain(..) {
-                let since = piece
-                    .batch
-                    .enqueued
-                    .saturating_duration_since(self.epoch)
-                    .as_nanos() as u64;
-                self.in_flight_since.store(since + 1, Ordering::Release);
-                for (n, sync) in &piece.batch.notes {
-                    if *sync && !piece.syncs {
-                        continue;
-                    }
-                    if self.closed.load(Ordering::Acquire) {
-                        return;
-                    }
-                    self.deliver(n);
-                }
-            }
+            self.deliver_pieces(&mut pieces);
             self.in_flight_since.store(0, Ordering::Release);
+        }
+    }
+
+    fn deliver_pieces(&self, pieces: &mut VecDeque<Piece<K>>) {
+        let mut started = std::time::Instant::now();
+        for piece in pieces.drain(..) {
+            let since = piece
+                .batch
+                .enqueued
+                .saturating_duration_since(self.epoch)
+                .as_nanos() as u64;
+            self.in_flight_since.store(since + 1, Ordering::Release);
+            for (n, sync) in &piece.batch.notes {
+                if *sync && !piece.syncs {
+                    continue;
+                }
+                if self.closed.load(Ordering::Acquire) {
+                    return;
+                }
+                self.deliver(n);
+                // One clock read per call: each call's end is the next one's start.
+                let ended = std::time::Instant::now();
+                self.latency.observe(ended - started);
+                started = ended;
+            }
         }
     }
 
@@ -299,6 +385,11 @@ impl<K: Send + Sync + 'static> Listener<K> {
         if initial && self.initial_pending() == 0 {
             self.signal.notify();
         }
+    }
+
+    /// How long this handler's calls took.
+    pub(crate) fn latency(&self) -> &LatencyHistogram {
+        &self.latency
     }
 
     /// Initial adds appended but not yet delivered; 0 once overflowed (nothing more will be).

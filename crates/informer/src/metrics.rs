@@ -1,4 +1,13 @@
 //! Informer metrics, pulled on scrape: anything that can report [`InformerStats`] is a source.
+//!
+//! Besides kcache's own `kcache_informer_*` families, the collector exports client-go's informer
+//! metrics under client-go's names (component-base `metrics/prometheus/clientgo/fifo`, fed by
+//! client-go's `InformerMetricsProvider`), so dashboards built for a Go controller read a kcache
+//! one: `informer_queued_items` (items waiting in the FIFO) labelled `name` — client-go's
+//! `InformerName`, here the informer's name — and, per handler, a processing-latency histogram
+//! with client-go's buckets and the handler's queue. client-go times the pop loop's processing of
+//! a popped item (its handlers run on goroutines of their own); kcache times each handler call,
+//! which is where a slow controller spends its time, hence `handler` in the names.
 
 use crate::{InformerStats, SharedIndexInformer};
 use kcache_core::{CacheReader, CacheWriter, Object};
@@ -24,12 +33,18 @@ where
 mod prometheus_collector {
     use std::sync::Arc;
 
+    use std::collections::HashMap;
+
     use parking_lot::Mutex;
     use prometheus::core::{Collector, Desc};
-    use prometheus::proto::MetricFamily;
+    use prometheus::proto::{self, MetricFamily, MetricType};
     use prometheus::{GaugeVec, IntCounterVec, IntGaugeVec, Opts};
 
     use super::StatsSource;
+    use crate::{HandlerLatency, InformerStats, LATENCY_BUCKETS};
+
+    const LATENCY_NAME: &str = "informer_handler_processing_latency_seconds";
+    const LATENCY_HELP: &str = "Time a handler call took, per handler.";
 
     /// A Prometheus collector reading every registered informer at scrape time:
     /// `kcache_informer_objects`, `kcache_informer_synced`, `kcache_informer_fifo_depth`,
@@ -38,7 +53,10 @@ mod prometheus_collector {
     /// `kcache_informer_last_sync_resource_version` (label `informer`), and per handler
     /// `kcache_informer_handler_pending`, `kcache_informer_handler_oldest_pending_seconds`,
     /// `kcache_informer_handler_delivered_total`, `kcache_informer_handler_panics_total`
-    /// (labels `informer`, `handler`).
+    /// (labels `informer`, `handler`); and client-go's `informer_queued_items` (label `name`),
+    /// `informer_handler_queued_items` and the histogram
+    /// `informer_handler_processing_latency_seconds` (labels `name`, `handler`) — see the
+    /// module docs.
     pub struct InformerCollector {
         sources: Mutex<Vec<Arc<dyn StatsSource>>>,
         objects: IntGaugeVec,
@@ -53,6 +71,11 @@ mod prometheus_collector {
         oldest: GaugeVec,
         delivered: IntCounterVec,
         panics: IntCounterVec,
+        queued_items: IntGaugeVec,
+        handler_queued_items: IntGaugeVec,
+        latency_desc: Desc,
+        /// The latency histograms read by the last refresh, per (informer, handler).
+        latencies: Mutex<Vec<(String, String, HandlerLatency)>>,
     }
 
     fn opts(name: &str, help: &str) -> Opts {
@@ -110,6 +133,27 @@ mod prometheus_collector {
                     h,
                 )?,
                 panics: IntCounterVec::new(opts("handler_panics_total", "Handler panics."), h)?,
+                queued_items: IntGaugeVec::new(
+                    Opts::new(
+                        "informer_queued_items",
+                        "Number of items currently queued in the FIFO.",
+                    ),
+                    &["name"],
+                )?,
+                handler_queued_items: IntGaugeVec::new(
+                    Opts::new(
+                        "informer_handler_queued_items",
+                        "Notifications waiting for a handler, per handler.",
+                    ),
+                    &["name", "handler"],
+                )?,
+                latency_desc: Desc::new(
+                    LATENCY_NAME.into(),
+                    LATENCY_HELP.into(),
+                    vec!["name".into(), "handler".into()],
+                    HashMap::new(),
+                )?,
+                latencies: Mutex::new(Vec::new()),
             })
         }
 
@@ -123,8 +167,10 @@ mod prometheus_collector {
                 let c = c.with_label_values(labels);
                 c.inc_by(v.saturating_sub(c.get()));
             };
+            let mut latencies = Vec::new();
             for s in self.sources.lock().iter() {
                 let st = s.stats();
+                self.refresh_client_go(&st, &mut latencies);
                 let l = [st.name.as_str()];
                 self.objects.with_label_values(&l).set(st.objects as i64);
                 self.synced.with_label_values(&l).set(i64::from(st.synced));
@@ -148,9 +194,65 @@ mod prometheus_collector {
                     set_counter(&self.panics, &hl, h.panics);
                 }
             }
+            *self.latencies.lock() = latencies;
         }
 
-        fn parts(&self) -> [&dyn Collector; 12] {
+        /// Sets client-go's families from `st`; gathers its handlers' latency histograms.
+        fn refresh_client_go(
+            &self,
+            st: &InformerStats,
+            latencies: &mut Vec<(String, String, HandlerLatency)>,
+        ) {
+            self.queued_items
+                .with_label_values(&[st.name.as_str()])
+                .set(st.fifo_depth as i64);
+            for h in &st.handlers {
+                let id = h.id.to_string();
+                self.handler_queued_items
+                    .with_label_values(&[st.name.as_str(), id.as_str()])
+                    .set(h.pending as i64);
+                latencies.push((st.name.clone(), id, h.latency));
+            }
+        }
+
+        /// The latency histograms as one Prometheus family.
+        fn latency_family(&self) -> MetricFamily {
+            let label = |name: &str, value: &str| {
+                let mut l = proto::LabelPair::default();
+                l.set_name(name.into());
+                l.set_value(value.into());
+                l
+            };
+            let latencies = self.latencies.lock();
+            let metrics = latencies.iter().map(|(informer, handler, lat)| {
+                let buckets = LATENCY_BUCKETS
+                    .iter()
+                    .zip(lat.cumulative)
+                    .map(|(&bound, count)| {
+                        let mut b = proto::Bucket::default();
+                        b.set_upper_bound(bound);
+                        b.set_cumulative_count(count);
+                        b
+                    })
+                    .collect();
+                let mut h = proto::Histogram::default();
+                h.set_sample_count(lat.count);
+                h.set_sample_sum(lat.sum.as_secs_f64());
+                h.set_bucket(buckets);
+                let mut m = proto::Metric::default();
+                m.set_label(vec![label("handler", handler), label("name", informer)]);
+                m.set_histogram(h);
+                m
+            });
+            let mut family = MetricFamily::default();
+            family.set_name(LATENCY_NAME.into());
+            family.set_help(LATENCY_HELP.into());
+            family.set_field_type(MetricType::HISTOGRAM);
+            family.set_metric(metrics.collect());
+            family
+        }
+
+        fn parts(&self) -> [&dyn Collector; 14] {
             [
                 &self.objects,
                 &self.synced,
@@ -164,18 +266,25 @@ mod prometheus_collector {
                 &self.oldest,
                 &self.delivered,
                 &self.panics,
+                &self.queued_items,
+                &self.handler_queued_items,
             ]
         }
     }
 
     impl Collector for InformerCollector {
         fn desc(&self) -> Vec<&Desc> {
-            self.parts().into_iter().flat_map(|c| c.desc()).collect()
+            let mut descs: Vec<&Desc> = self.parts().into_iter().flat_map(|c| c.desc()).collect();
+            descs.push(&self.latency_desc);
+            descs
         }
 
         fn collect(&self) -> Vec<MetricFamily> {
             self.refresh();
-            self.parts().into_iter().flat_map(|c| c.collect()).collect()
+            let mut families: Vec<MetricFamily> =
+                self.parts().into_iter().flat_map(|c| c.collect()).collect();
+            families.push(self.latency_family());
+            families
         }
     }
 }

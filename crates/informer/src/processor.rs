@@ -46,7 +46,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
-    /// Adds a listener; starts its thread if the processor runs already.
+    /// Adds a listener; lets it deliver at once if the processor runs already.
     pub(crate) fn add_listener(&self, listener: Arc<Listener<K>>) {
         let started = self.started.read();
         if *started {
@@ -122,7 +122,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
-    /// Starts every listener's thread.
+    /// Lets every listener deliver.
     pub(crate) fn run(&self) {
         let mut started = self.started.write();
         *started = true;
@@ -131,8 +131,9 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
-    /// Closes every listener and waits for their threads: no handler runs after this returns.
-    pub(crate) fn stop(&self) {
+    /// Closes every listener and waits until their last handler calls have returned: no
+    /// handler runs after this returns.
+    pub(crate) async fn stop(&self) {
         let ls = {
             let mut started = self.started.write();
             *started = false;
@@ -142,7 +143,7 @@ impl<K: Send + Sync + 'static> Processor<K> {
             l.close();
         }
         for l in &ls {
-            l.join();
+            l.wait_stopped().await;
         }
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use kcache_core::Object;
 
+use crate::latency::HandlerLatency;
 use crate::listener::Listener;
 use crate::sync_signal::SyncSignal;
 
@@ -13,6 +14,7 @@ pub(crate) trait InformerSync: Send + Sync {
     fn has_synced(&self) -> bool;
     fn is_stopped(&self) -> bool;
     fn signal(&self) -> &SyncSignal;
+    fn name(&self) -> &str;
 }
 
 /// One handler's registration: its own `has_synced`, and what is waiting for it.
@@ -71,6 +73,11 @@ impl<K: Object> ResourceEventHandlerRegistration<K> {
     /// Whether a bounded buffer overflowed and the handler was disconnected.
     pub fn is_overflowed(&self) -> bool {
         self.listener.is_overflowed()
+    }
+
+    /// How long this handler's calls have taken (client-go's processing-latency buckets).
+    pub fn processing_latency(&self) -> HandlerLatency {
+        self.listener.latency().snapshot()
     }
 
     /// The resync period this handler actually got (after the informer's adjustments).

@@ -108,5 +108,27 @@ async fn prometheus_collector_reports_informers_and_handlers() {
         ),
         "{text}"
     );
+    // client-go's names: the FIFO's queue, and per handler its queue and call latency.
+    let latency = reg.processing_latency();
+    assert_eq!(
+        latency.count, 2,
+        "one observation per delivered notification"
+    );
+    assert_eq!(latency.cumulative[11], 2, "both calls took under 10 s");
+    for line in [
+        "informer_queued_items{name=\"pods.v1\"} 0",
+        "informer_handler_queued_items{handler=\"1\",name=\"pods.v1\"} 0",
+        "# TYPE informer_handler_processing_latency_seconds histogram",
+        "informer_handler_processing_latency_seconds_bucket{handler=\"1\",name=\"pods.v1\",le=\"10\"} 2",
+        "informer_handler_processing_latency_seconds_bucket{handler=\"1\",name=\"pods.v1\",le=\"+Inf\"} 2",
+        "informer_handler_processing_latency_seconds_count{handler=\"1\",name=\"pods.v1\"} 2",
+    ] {
+        assert!(text.contains(line), "{line} missing from\n{text}");
+    }
+    let sum = format!(
+        "informer_handler_processing_latency_seconds_sum{{handler=\"1\",name=\"pods.v1\"}} {}",
+        latency.sum.as_secs_f64()
+    );
+    assert!(text.contains(&sum), "{sum} missing from\n{text}");
     factory.shutdown().await;
 }

@@ -2,7 +2,7 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -195,10 +195,17 @@ fn multiple_registration_and_idempotent_remove() {
     inf.remove_event_handler(&reg1).unwrap();
     assert!(!inf.is_registered(&reg1) && inf.is_registered(&reg2));
     assert_eq!(inf.handler_count(), 1);
-    // Removing a removed registration, or one of another informer, is fine.
+    // Removing a removed registration is fine; one of another informer is an error naming
+    // both informers, and removes nothing.
     inf.remove_event_handler(&reg1).unwrap();
-    let other = informer(&source(), Duration::ZERO);
-    other.remove_event_handler(&reg2).unwrap();
+    let other =
+        SharedIndexInformer::new(source(), Indexers::new(), InformerOptions::named("other"));
+    let err = other.remove_event_handler(&reg2).unwrap_err();
+    assert!(
+        matches!(&err, InformerError::ForeignRegistration { informer, owner, .. }
+            if informer == "other" && owner == "pods"),
+        "{err}"
+    );
     assert!(inf.is_registered(&reg2));
     inf.remove_event_handler(&reg2).unwrap();
     assert_eq!(inf.handler_count(), 0);
@@ -338,23 +345,14 @@ async fn transformer_applies_before_cache_and_handlers() {
 
 #[tokio::test]
 async fn no_handler_runs_after_run_returns() {
-    /// Marks, when its thread exits, that the handler's delivery thread is gone.
-    struct ExitGuard(Arc<AtomicBool>);
-    impl Drop for ExitGuard {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
-    thread_local! {
-        static EXIT_GUARD: std::cell::RefCell<Option<ExitGuard>> = const { std::cell::RefCell::new(None) };
-    }
     let src = source();
     for i in 0..50 {
         src.add(pod(&format!("pod{i}")));
     }
     let inf = informer(&src, Duration::ZERO);
     let calls = Arc::new(AtomicUsize::new(0));
-    let exited = Arc::new(AtomicBool::new(false));
+    // Calls under way: entered and not yet returned.
+    let active = Arc::new(AtomicUsize::new(0));
     let (entered_tx, entered_rx) = tokio::sync::oneshot::channel::<()>();
     let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
     // The first call holds the handler until the informer has been told to stop, so the stop
@@ -362,17 +360,15 @@ async fn no_handler_runs_after_run_returns() {
     let first = std::sync::Mutex::new(Some((entered_tx, release_rx)));
     let reg = inf
         .add_event_handler(ResourceEventHandlerFuncs::new().on_add({
-            let (calls, exited) = (calls.clone(), exited.clone());
+            let (calls, active) = (calls.clone(), active.clone());
             move |_: &Arc<Pod>, _| {
-                EXIT_GUARD.with(|g| {
-                    g.borrow_mut()
-                        .get_or_insert_with(|| ExitGuard(exited.clone()));
-                });
+                active.fetch_add(1, Ordering::SeqCst);
                 if let Some((entered, release)) = first.lock().unwrap().take() {
                     let _ = entered.send(());
                     let _ = release.blocking_recv();
                 }
                 calls.fetch_add(1, Ordering::SeqCst);
+                active.fetch_sub(1, Ordering::SeqCst);
             }
         }))
         .unwrap();
@@ -384,12 +380,15 @@ async fn no_handler_runs_after_run_returns() {
         .send(())
         .expect("the handler waits for the release");
     task.await.unwrap();
-    // The handler's thread has exited (its thread-locals are dropped), so no call can follow.
-    assert!(
-        exited.load(Ordering::SeqCst),
-        "run returned while the handler's thread was still alive"
+    // The call in progress at the stop has returned, and the handler is closed: its buffer is
+    // dropped and nothing more is delivered.
+    assert_eq!(
+        active.load(Ordering::SeqCst),
+        0,
+        "run returned while a handler call was still running"
     );
     assert!(calls.load(Ordering::SeqCst) >= 1);
+    assert_eq!(reg.pending(), 0);
     assert!(!inf.is_registered(&reg));
 }
 
