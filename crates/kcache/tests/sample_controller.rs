@@ -47,9 +47,9 @@ async fn events_on(cluster: &TestCluster, ns: &str, name: &str, reason: &str) ->
     resp.body["items"].as_array().cloned().unwrap_or_default()
 }
 
-/// The Running pods of the Foo `foo`'s Deployment (label `controller=<foo>`).
-async fn running_pods(cluster: &TestCluster, ns: &str, foo: &str) -> usize {
-    let path = format!("/api/v1/namespaces/{ns}/pods?labelSelector=controller%3D{foo}");
+/// The Running pods of the Foo `owner`'s Deployment (label `controller=<owner>`).
+async fn running_pods(cluster: &TestCluster, ns: &str, owner: &str) -> usize {
+    let path = format!("/api/v1/namespaces/{ns}/pods?labelSelector=controller%3D{owner}");
     let resp = cluster.client().get(&path).await.expect("list pods");
     assert_eq!(resp.status, 200, "{path}: {}", resp.body);
     resp.body["items"].as_array().map_or(0, |pods| {

@@ -47,7 +47,7 @@ pub struct RawClient {
 enum Via {
     /// hyper directly, with a bearer token.
     Hyper {
-        client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+        client: Box<Client<HttpsConnector<HttpConnector>, Full<Bytes>>>,
         token: Option<String>,
     },
     /// kcache-transport's client (for its authentication), one request at a time.
@@ -96,7 +96,7 @@ impl RawClient {
             .wrap_connector(http);
         Ok(RawClient {
             via: Via::Hyper {
-                client: Client::builder(TokioExecutor::new()).build(connector),
+                client: Box::new(Client::builder(TokioExecutor::new()).build(connector)),
                 token: token.map(str::to_string),
             },
             base: base_url.trim_end_matches('/').to_string(),
