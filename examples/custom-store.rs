@@ -243,10 +243,17 @@ pub async fn demo() -> Result<Outcome, String> {
             .map_err(|e| format!("seed: {e}"))?;
     }
 
+    // Only the demo's ConfigMaps (they all have an `app` label): a full cluster puts its own
+    // (the root CA bundle) into every namespace.
+    let selector = ListParams {
+        label_selector: Some("app".into()),
+        ..ListParams::default()
+    };
     let factory = SharedInformerFactory::new(
         client.clone(),
         FactoryOptions {
             namespace: Some(namespace.clone()),
+            label_selector: selector.label_selector.clone(),
             ..FactoryOptions::default()
         },
     );
@@ -282,7 +289,7 @@ pub async fn demo() -> Result<Outcome, String> {
     churning.await.map_err(|e| e.to_string())??;
 
     let want = versions::<ConfigMap>(
-        api.list(&ListParams::default())
+        api.list(&selector)
             .await
             .map_err(|e| format!("list: {e}"))?
             .items

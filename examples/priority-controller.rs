@@ -35,6 +35,13 @@ pub const REQUEUE_AFTER: Duration = Duration::from_millis(20);
 /// The queue: controller-runtime's priority queue, with delays and rate-limited retries.
 pub type WorkQueue = RateLimitingQueue<String, kcache::workqueue::ByPriority<String>>;
 
+/// The demo pods' image: one every kind node has preloaded and any cluster can pull.
+const DEMO_IMAGE: &str = "k8s.gcr.io/pause:3.2";
+
+/// The demo pods name a scheduler no cluster runs, so on a full cluster nothing binds, runs or
+/// updates them: the only events are the demo's own, and the order it shows is the queue's.
+const NO_SCHEDULER: &str = "kcache-demo-unscheduled";
+
 /// What the worker did, in order.
 #[derive(Debug, Default, Clone)]
 pub struct Summary {
@@ -48,7 +55,8 @@ fn pod(namespace: &str, name: &str) -> Pod {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace},
-        "spec": {"containers": [{"name": "main", "image": "registry.example/demo:1"}]}
+        "spec": {"schedulerName": NO_SCHEDULER,
+                 "containers": [{"name": "main", "image": DEMO_IMAGE, "imagePullPolicy": "IfNotPresent"}]}
     }))
     .expect("a valid pod")
 }

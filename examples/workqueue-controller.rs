@@ -28,6 +28,10 @@ use tokio_util::sync::CancellationToken;
 /// Retries before a key is dropped (client-go's example uses 5).
 pub const MAX_RETRIES: usize = 5;
 
+/// The demo pods' image: one every kind node has preloaded and any cluster can pull, so on a
+/// full cluster the pods run (their status changes are updates the controller sees).
+const DEMO_IMAGE: &str = "k8s.gcr.io/pause:3.2";
+
 /// What the controller did, for the closing summary (and for the test that runs this example).
 #[derive(Debug, Default, Clone)]
 pub struct Summary {
@@ -185,7 +189,7 @@ fn pod(namespace: &str, name: &str) -> Pod {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace, "labels": {"app": "demo"}},
-        "spec": {"containers": [{"name": "main", "image": "registry.example/demo:1"}]}
+        "spec": {"containers": [{"name": "main", "image": DEMO_IMAGE, "imagePullPolicy": "IfNotPresent"}]}
     }))
     .expect("a valid pod")
 }
@@ -204,9 +208,12 @@ pub async fn churn(client: Client, namespace: &str) {
     pods.patch("web-1", &PatchParams::default(), &patch)
         .await
         .expect("patch pod");
-    pods.delete("web-2", &DeleteParams::default())
-        .await
-        .expect("delete pod");
+    // Grace period 0: gone at once, not Terminating while a kubelet stops it.
+    let now = DeleteParams {
+        grace_period_seconds: Some(0),
+        ..DeleteParams::default()
+    };
+    pods.delete("web-2", &now).await.expect("delete pod");
 }
 
 /// The embedded demo: a test server, churn, and a stop once every pod reached its end state.

@@ -10,6 +10,11 @@ use kcache_core::{Object, Resource};
 
 use super::foo::Foo;
 
+/// The pods' image. Upstream sample-controller runs `nginx:latest`; the pause image does
+/// nothing, but every kind node has it preloaded (`imagePullPolicy: IfNotPresent`) and any
+/// cluster can pull it, so the Deployment becomes available on an offline cluster too.
+pub const POD_IMAGE: &str = "k8s.gcr.io/pause:3.2";
+
 /// The labels of the Deployment and its pods; `controller` names the owning Foo.
 pub fn deployment_labels(foo: &Foo) -> BTreeMap<String, String> {
     BTreeMap::from([
@@ -18,7 +23,7 @@ pub fn deployment_labels(foo: &Foo) -> BTreeMap<String, String> {
     ])
 }
 
-/// The Deployment `foo` asks for: `spec.deploymentName`, `spec.replicas` nginx pods, controlled
+/// The Deployment `foo` asks for: `spec.deploymentName`, `spec.replicas` pods, controlled
 /// by `foo` (so deleting the Foo garbage-collects it in a cluster that runs the GC).
 pub fn new_deployment(foo: &Foo) -> Deployment {
     let labels = deployment_labels(foo);
@@ -43,7 +48,8 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
                 spec: Some(PodSpec {
                     containers: vec![Container {
                         name: "nginx".into(),
-                        image: Some("nginx:latest".into()),
+                        image: Some(POD_IMAGE.into()),
+                        image_pull_policy: Some("IfNotPresent".into()),
                         ..Container::default()
                     }],
                     ..PodSpec::default()

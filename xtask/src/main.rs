@@ -5,12 +5,17 @@
 //! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
 //! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
 //!   `KUBEBUILDER_ASSETS` (controller-runtime's `setup-envtest use -p path 1.20.2` prints one).
+//! - `integration --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]`: the same test
+//!   bodies against a full kind cluster (reused if it exists, else created and deleted after).
 //! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
 //!   benchmarks); prints the kubeconfig path.
 //! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
 
 mod envtest;
 mod envtest_up;
+mod integration_kind;
+mod kind;
+mod report;
 mod soak;
 
 use std::process::{Command, ExitCode};
@@ -18,13 +23,13 @@ use std::process::{Command, ExitCode};
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("ci") => ci(),
+        Some("ci") => ci().map_err(Failure::from),
         Some("integration") => integration(&args[1..]),
-        Some("envtest-up") => envtest_up::run(&args[1..]),
-        Some("soak") => soak::run(&args[1..]),
+        Some("envtest-up") => envtest_up::run(&args[1..]).map_err(Failure::from),
+        Some("soak") => soak::run(&args[1..]).map_err(Failure::from),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS]"
             );
             return ExitCode::from(2);
         }
@@ -32,10 +37,47 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("xtask: {e}");
-            ExitCode::FAILURE
+            eprintln!("xtask: {}", e.message);
+            ExitCode::from(e.code)
         }
     }
+}
+
+/// Why a command failed and its exit code: 1 for a failure, 2 for bad usage or a missing
+/// prerequisite (a tool or daemon the command cannot run without).
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Failure {
+    /// Bad arguments (exit code 2).
+    pub(crate) fn usage(message: String) -> Failure {
+        Failure { message, code: 2 }
+    }
+
+    /// A missing prerequisite (exit code 2).
+    pub(crate) fn missing(message: String) -> Failure {
+        Failure { message, code: 2 }
+    }
+}
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure { message, code: 1 }
+    }
+}
+
+/// A new directory in the temp dir named `prefix-PID-NANOS`.
+pub(crate) fn temp_dir(prefix: &str) -> Result<std::path::PathBuf, String> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir)
 }
 
 /// Runs `cargo` with `args` from the workspace root, failing on a non-zero exit.
@@ -85,12 +127,13 @@ fn ci() -> Result<(), String> {
     cargo(&["test", "--workspace", "--all-features"], NO_INCREMENTAL)
 }
 
-fn integration(args: &[String]) -> Result<(), String> {
+fn integration(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
-        None | Some("--embedded") => cargo(&["test", "--workspace", "--test", "*"], &[]),
-        Some("--envtest") => envtest::run(),
-        Some(other) => Err(format!(
-            "unknown integration tier {other:?} (use --embedded or --envtest)"
-        )),
+        None | Some("--embedded") => Ok(cargo(&["test", "--workspace", "--test", "*"], &[])?),
+        Some("--envtest") => Ok(envtest::run()?),
+        Some("--kind") => integration_kind::run(&args[1..]),
+        Some(other) => Err(Failure::usage(format!(
+            "unknown integration tier {other:?} (use --embedded, --envtest or --kind)"
+        ))),
     }
 }

@@ -37,6 +37,9 @@ async fn caches_metadata_and_follows_changes() {
         Client::new(config).unwrap(),
         FactoryOptions {
             namespace: Some(ns.clone()),
+            // The test's ConfigMaps only (a full cluster adds its root CA bundle to each
+            // namespace).
+            label_selector: Some("app".into()),
             ..FactoryOptions::default()
         },
     );

@@ -1,4 +1,5 @@
-//! Runs `examples/priority-controller.rs` against the embedded server and checks that events
+//! Runs `examples/priority-controller.rs` against the embedded server (or the cluster named by
+//! KCACHE_TEST_KUBECONFIG, where its pods stay unscheduled) and checks that events
 //! after the initial list were reconciled first, and that retries and requeues kept priorities.
 
 #[allow(dead_code)]

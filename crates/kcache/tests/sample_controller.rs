@@ -1,7 +1,9 @@
 //! `examples/sample-controller.rs`'s controller reconciling Foos against the embedded
 //! kcache-testserver, or against the real cluster named by `KCACHE_TEST_KUBECONFIG` (in a fresh
-//! namespace). Neither runs kube-controller-manager, so the simulated deployment controller is
-//! on. Every wait is a liveness guard on a condition, never a timing assertion.
+//! namespace). The embedded server and envtest run no kube-controller-manager, so there the
+//! simulated deployment controller is on; on a full cluster (kind) the real deployment
+//! controller makes ReplicaSets and pods, which the kubelet runs. Every wait is a liveness guard
+//! on a condition, never a timing assertion.
 
 #[path = "../../../examples/sample_controller/mod.rs"]
 mod sample_controller;
@@ -17,13 +19,14 @@ use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, Po
 use serde_json::{json, Value};
 
 use sample_controller::controller::{message_resource_exists, Controller, SyncOutcome};
-use sample_controller::deployment::new_deployment;
+use sample_controller::deployment::{new_deployment, POD_IMAGE};
 use sample_controller::foo::Foo;
 use sample_controller::running::Running;
 use sample_controller::wait::wait_until;
 
-/// Liveness guard for each wait; the conditions normally hold within milliseconds.
-const LIMIT: Duration = Duration::from_secs(20);
+/// Liveness guard for each wait; the conditions normally hold within milliseconds (seconds on
+/// a full cluster, where pods start).
+const LIMIT: Duration = Duration::from_secs(90);
 
 fn cached_foo(ctl: &Controller, key: &ObjectKey) -> Option<std::sync::Arc<Foo>> {
     ctl.foos().indexer().get_by_key(key.as_str())
@@ -44,6 +47,18 @@ async fn events_on(cluster: &TestCluster, ns: &str, name: &str, reason: &str) ->
     resp.body["items"].as_array().cloned().unwrap_or_default()
 }
 
+/// The Running pods of the Foo `owner`'s Deployment (label `controller=<owner>`).
+async fn running_pods(cluster: &TestCluster, ns: &str, owner: &str) -> usize {
+    let path = format!("/api/v1/namespaces/{ns}/pods?labelSelector=controller%3D{owner}");
+    let resp = cluster.client().get(&path).await.expect("list pods");
+    assert_eq!(resp.status, 200, "{path}: {}", resp.body);
+    resp.body["items"].as_array().map_or(0, |pods| {
+        pods.iter()
+            .filter(|p| p["status"]["phase"] == "Running")
+            .count()
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sample_controller_reconciles_foos() {
     let cluster = TestCluster::start().await.expect("test cluster");
@@ -55,7 +70,8 @@ async fn sample_controller_reconciles_foos() {
     config.qps = 100.0;
     config.burst = 200;
     let client = Client::new(config).expect("client");
-    let running = Running::start(client.clone(), Some(ns.clone()), 2, true)
+    let real_controllers = cluster.runs_controllers().await.expect("probe the cluster");
+    let running = Running::start(client.clone(), Some(ns.clone()), 2, !real_controllers)
         .await
         .expect("CRD, informers and workers start");
     let ctl = running.controller.clone();
@@ -106,9 +122,9 @@ async fn sample_controller_reconciles_foos() {
         .expect("template metadata");
     assert_eq!(template.labels.as_ref(), Some(&labels));
     let containers = &d.spec.template.spec.as_ref().expect("pod spec").containers;
-    assert_eq!(containers[0].image.as_deref(), Some("nginx:latest"));
+    assert_eq!(containers[0].image.as_deref(), Some(POD_IMAGE));
 
-    // The Foo's status follows the (simulated) Deployment status.
+    // The Foo's status follows the Deployment's (simulated, or the real controller's).
     wait_until(
         "Foo owned to report 1 available replica",
         LIMIT,
@@ -120,11 +136,17 @@ async fn sample_controller_reconciles_foos() {
     assert_eq!(got.available_replicas(), 1);
     let d = deployments.get("owned-nginx").await.unwrap();
     assert_eq!(d.status.and_then(|s| s.available_replicas), Some(1));
-    let simulator = running.simulator.as_ref().expect("simulator on");
-    assert!(
-        simulator.updates() > 0,
-        "the status came from the simulator"
-    );
+    match running.simulator.as_ref() {
+        Some(simulator) => assert!(
+            simulator.updates() > 0,
+            "the status came from the simulator"
+        ),
+        None => assert_eq!(
+            running_pods(&cluster, &ns, "owned").await,
+            1,
+            "the real controllers made a pod the kubelet runs"
+        ),
+    }
 
     // Scaling the Foo scales the Deployment, and the status follows.
     foos.patch(
@@ -145,6 +167,9 @@ async fn sample_controller_reconciles_foos() {
     assert_eq!(d.spec.replicas, Some(3));
     assert_eq!(d.status.and_then(|s| s.available_replicas), Some(3));
     assert_eq!(foos.get("owned").await.unwrap().available_replicas(), 3);
+    if running.simulator.is_none() {
+        assert_eq!(running_pods(&cluster, &ns, "owned").await, 3);
+    }
 
     // Each sync recorded a `Synced` Event on the Foo; syncs of an unchanged Foo (here: its
     // Deployment touched) repeat it, which makes a series.

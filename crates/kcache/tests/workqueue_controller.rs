@@ -1,5 +1,6 @@
 //! Runs `examples/workqueue-controller.rs` against the embedded server (or the cluster named by
-//! KCACHE_TEST_KUBECONFIG) and checks what it reconciled.
+//! KCACHE_TEST_KUBECONFIG: envtest, or a full kind cluster whose kubelet runs the pods) and
+//! checks what it reconciled.
 
 #[allow(dead_code)]
 #[path = "../../../examples/workqueue-controller.rs"]
@@ -30,11 +31,15 @@ async fn workqueue_controller_reconciles_churn() {
         Some(&2),
         "flaky fails twice, then syncs"
     );
-    assert_eq!(
-        s.failures.get(&key("broken-0")),
-        Some(&(example::MAX_RETRIES + 1)),
-        "broken is tried once and retried MAX_RETRIES times"
-    );
+    // Broken is tried once and retried MAX_RETRIES times, then dropped. On a full cluster the
+    // scheduler and kubelet update the pods too (bound, running): each update of broken-0
+    // enqueues it again for further failures, so there the count is a lower bound.
+    let broken = s.failures.get(&key("broken-0")).copied().unwrap_or(0);
+    if s.notifications[1] == 1 {
+        assert_eq!(broken, example::MAX_RETRIES + 1, "{s:?}");
+    } else {
+        assert!(broken > example::MAX_RETRIES, "{s:?}");
+    }
     assert!(s.dropped.contains(&key("broken-0")) && s.dropped.len() == 1);
     assert_eq!(s.notifications[0], 5, "five adds");
     assert!(

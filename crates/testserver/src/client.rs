@@ -1,6 +1,11 @@
-//! A small raw HTTP client (hyper-util's pooled client over rustls) for tests: requests with
-//! JSON bodies and a watch-stream reader. Deliberately independent of kcache-transport, so the
-//! server's conformance suite checks the wire without the client under test.
+//! A small raw HTTP client for tests: requests with JSON bodies and a watch-stream reader.
+//!
+//! Against the embedded server it is hyper-util's pooled client over rustls with a bearer
+//! token, independent of kcache-transport, so the server's conformance suite checks the wire
+//! without the client under test. Against a real cluster it authenticates with whatever the
+//! kubeconfig holds (client certificates, token files, exec plugins, impersonation, proxies) by
+//! sending through kcache-transport's `Client::request_raw` — the kubeconfig code users get —
+//! which leaves the response (any status, the body as sent) to this client.
 
 use std::sync::Arc;
 
@@ -31,12 +36,22 @@ pub struct RawResponse {
     pub raw: Bytes,
 }
 
-/// HTTP(S) client for one API server, sending its bearer token.
+/// HTTP(S) client for one API server: its bearer token, or everything a kubeconfig holds.
 #[derive(Clone)]
 pub struct RawClient {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    via: Via,
     base: String,
-    token: Option<String>,
+}
+
+#[derive(Clone)]
+enum Via {
+    /// hyper directly, with a bearer token.
+    Hyper {
+        client: Box<Client<HttpsConnector<HttpConnector>, Full<Bytes>>>,
+        token: Option<String>,
+    },
+    /// kcache-transport's client (for its authentication), one request at a time.
+    Transport(kcache_transport::Client),
 }
 
 impl std::fmt::Debug for RawClient {
@@ -80,9 +95,32 @@ impl RawClient {
             .enable_http2()
             .wrap_connector(http);
         Ok(RawClient {
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            via: Via::Hyper {
+                client: Box::new(Client::builder(TokioExecutor::new()).build(connector)),
+                token: token.map(str::to_string),
+            },
             base: base_url.trim_end_matches('/').to_string(),
-            token: token.map(str::to_string),
+        })
+    }
+
+    /// A client authenticating as `config` says (kcache-transport resolves a kubeconfig's
+    /// certificates, tokens, exec plugins and proxies into one). Responses are left as the
+    /// server sent them: no compression is asked for, nothing is retried or rate limited.
+    pub fn from_config(mut config: kcache_transport::Config) -> Result<Self, Error> {
+        let base = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        config.disable_compression = true;
+        config.qps = 0.0;
+        config.max_retries = 0;
+        config.request_timeout = None;
+        let client =
+            kcache_transport::Client::new(config).map_err(|e| Error::Tls(e.to_string()))?;
+        Ok(RawClient {
+            via: Via::Transport(client),
+            base,
         })
     }
 
@@ -104,9 +142,12 @@ impl RawClient {
         content_type: &str,
         body: Bytes,
     ) -> Result<http::Response<Incoming>, Error> {
-        let mut b = Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base));
+        let uri = match &self.via {
+            Via::Hyper { .. } => format!("{}{path}", self.base),
+            // kcache-transport prefixes its own base URL.
+            Via::Transport(_) => path.to_string(),
+        };
+        let mut b = Request::builder().method(method).uri(uri);
         if !headers
             .iter()
             .any(|(k, _)| k.eq_ignore_ascii_case("accept"))
@@ -116,14 +157,22 @@ impl RawClient {
         for (k, v) in headers {
             b = b.header(*k, *v);
         }
-        if let Some(t) = &self.token {
-            b = b.header(header::AUTHORIZATION, format!("Bearer {t}"));
-        }
         if !body.is_empty() {
             b = b.header(header::CONTENT_TYPE, content_type);
         }
-        let req = b.body(Full::new(body)).map_err(req_err)?;
-        self.client.request(req).await.map_err(req_err)
+        match &self.via {
+            Via::Hyper { client, token } => {
+                if let Some(t) = token {
+                    b = b.header(header::AUTHORIZATION, format!("Bearer {t}"));
+                }
+                let req = b.body(Full::new(body)).map_err(req_err)?;
+                client.request(req).await.map_err(req_err)
+            }
+            Via::Transport(client) => {
+                let req = b.body(body).map_err(req_err)?;
+                client.request_raw(req).await.map_err(req_err)
+            }
+        }
     }
 
     /// Any request with extra headers (an `Accept` given here replaces the default

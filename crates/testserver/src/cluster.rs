@@ -13,6 +13,12 @@ use crate::{kubeconfig, Error, TestServer};
 /// The environment variable naming a real cluster's kubeconfig.
 pub const KUBECONFIG_ENV: &str = "KCACHE_TEST_KUBECONFIG";
 
+/// The ConfigMap that a full cluster's kube-controller-manager (its root-ca-cert-publisher)
+/// puts into every namespace, shortly after the namespace is created; envtest and the
+/// embedded server have no such controller. Tests listing a namespace's ConfigMaps leave it
+/// out and assert on what they created.
+pub const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
+
 /// A cluster for one test: real when `KCACHE_TEST_KUBECONFIG` is set, embedded otherwise.
 #[derive(Debug)]
 pub struct TestCluster {
@@ -22,8 +28,29 @@ pub struct TestCluster {
     token: Option<String>,
     ca_pem: Option<String>,
     client: RawClient,
+    /// What a real cluster's controllers put into every new namespace (probed once).
+    furnished: tokio::sync::OnceCell<Vec<Furnishing>>,
     _dir: Option<tempfile::TempDir>,
 }
+
+/// Objects kube-controller-manager puts into every namespace, as API paths below it: the
+/// service-account controller's `default` ServiceAccount (pods cannot be created before it
+/// exists) and the root-ca-cert-publisher's ConfigMap ([`ROOT_CA_CONFIGMAP`]).
+const FURNISHINGS: [&str; 2] = ["serviceaccounts/default", "configmaps/kube-root-ca.crt"];
+
+/// One object controllers put into every namespace, and what makes it complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Furnishing {
+    /// One of [`FURNISHINGS`].
+    path: &'static str,
+    /// Wait until its `secrets` list is non-empty too: before Kubernetes 1.24 the token
+    /// controller adds a token Secret to each ServiceAccount, and the ServiceAccount admission
+    /// plugin refuses pods (500, "No API token found") until it is there.
+    with_token: bool,
+}
+
+/// How long a new namespace may take to be furnished (a liveness guard, normally < 1 s).
+const FURNISH_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl TestCluster {
     /// Targets `KCACHE_TEST_KUBECONFIG` if set, else starts an embedded server with TLS and a
@@ -41,16 +68,34 @@ impl TestCluster {
         }
     }
 
+    /// A real cluster, its kubeconfig read by kcache-transport exactly as users' clients read
+    /// it (client certificates and exec plugins included).
     fn real(path: PathBuf) -> Result<TestCluster, Error> {
-        let ep = kubeconfig::read(&path)?;
-        let client = RawClient::new(&ep.server, ep.ca_pem.as_deref(), ep.token.as_deref())?;
+        let config = kcache_transport::Config::from_kubeconfig_file(&path).map_err(|e| {
+            Error::Kubeconfig {
+                path: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        let base_url = config
+            .cluster_url
+            .to_string()
+            .trim_end_matches('/')
+            .to_string();
+        let token = config.auth.token.as_ref().map(|t| t.expose().to_string());
+        let ca_pem = config
+            .root_certs
+            .as_deref()
+            .map(kubeconfig::pem_certificates);
+        let client = RawClient::from_config(config)?;
         Ok(TestCluster {
             server: None,
             kubeconfig: path,
-            base_url: ep.server,
-            token: ep.token,
-            ca_pem: ep.ca_pem,
+            base_url,
+            token,
+            ca_pem,
             client,
+            furnished: tokio::sync::OnceCell::new(),
             _dir: None,
         })
     }
@@ -75,6 +120,7 @@ impl TestCluster {
             server: Some(server),
             kubeconfig: path,
             client,
+            furnished: tokio::sync::OnceCell::new(),
             _dir: Some(dir),
         })
     }
@@ -94,7 +140,8 @@ impl TestCluster {
         &self.base_url
     }
 
-    /// The bearer token.
+    /// The bearer token, if the kubeconfig authenticates with one (kind's uses a client
+    /// certificate instead: use [`TestCluster::kubeconfig_path`] to authenticate as it says).
     pub fn token(&self) -> Option<&str> {
         self.token.as_deref()
     }
@@ -115,16 +162,91 @@ impl TestCluster {
     }
 
     /// Creates a namespace with a unique name starting with `prefix` and returns the name, so
-    /// tests sharing a real cluster do not see each other's objects.
+    /// tests sharing a real cluster do not see each other's objects. On a full cluster it
+    /// returns once the controllers have furnished the namespace (its `default` ServiceAccount
+    /// and root CA ConfigMap), so a test starts from a settled namespace and can create pods.
     pub async fn create_namespace(&self, prefix: &str) -> Result<String, Error> {
         let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"generateName": format!("{prefix}-")}});
         let resp = self.client.post("/api/v1/namespaces", &body).await?;
-        match resp.body["metadata"]["name"].as_str() {
-            Some(name) if resp.status.is_success() => Ok(name.to_string()),
-            _ => Err(Error::Request(format!(
-                "creating a namespace answered {}: {}",
-                resp.status, resp.body
-            ))),
+        let name = match resp.body["metadata"]["name"].as_str() {
+            Some(name) if resp.status.is_success() => name.to_string(),
+            _ => {
+                return Err(Error::Request(format!(
+                    "creating a namespace answered {}: {}",
+                    resp.status, resp.body
+                )))
+            }
+        };
+        for f in self.furnishings().await? {
+            self.wait_for(
+                &format!("/api/v1/namespaces/{name}/{}", f.path),
+                f.with_token,
+            )
+            .await?;
+        }
+        Ok(name)
+    }
+
+    /// Whether kube-controller-manager runs here (a full cluster such as kind; not envtest or
+    /// the embedded server): its service-account controller made namespace `default`'s
+    /// `default` ServiceAccount. Tests use it to leave work to the real controllers.
+    pub async fn runs_controllers(&self) -> Result<bool, Error> {
+        Ok(self
+            .furnishings()
+            .await?
+            .iter()
+            .any(|f| f.path == FURNISHINGS[0]))
+    }
+
+    /// Which of [`FURNISHINGS`] namespace `default` holds: what controllers put everywhere.
+    async fn furnishings(&self) -> Result<&[Furnishing], Error> {
+        let probed = self
+            .furnished
+            .get_or_try_init(|| async {
+                if !self.is_real() {
+                    return Ok(Vec::new());
+                }
+                let mut found = Vec::new();
+                for path in FURNISHINGS {
+                    let resp = self
+                        .client
+                        .get(&format!("/api/v1/namespaces/default/{path}"))
+                        .await?;
+                    if resp.status.is_success() {
+                        found.push(Furnishing {
+                            path,
+                            with_token: has_secrets(&resp.body),
+                        });
+                    }
+                }
+                Ok::<_, Error>(found)
+            })
+            .await?;
+        Ok(probed)
+    }
+
+    /// Polls `path` until it exists (and, `with_token`, lists a Secret); an error after
+    /// [`FURNISH_LIMIT`].
+    async fn wait_for(&self, path: &str, with_token: bool) -> Result<(), Error> {
+        let deadline = tokio::time::Instant::now() + FURNISH_LIMIT;
+        loop {
+            let resp = self.client.get(path).await?;
+            if resp.status.is_success() && (!with_token || has_secrets(&resp.body)) {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(Error::Request(format!(
+                    "{path} was not there (with a token Secret: {with_token}) within \
+                     {FURNISH_LIMIT:?}; last answer {}: {}",
+                    resp.status, resp.body
+                )));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
+}
+
+/// Whether a ServiceAccount lists a Secret (false for any other object).
+fn has_secrets(obj: &serde_json::Value) -> bool {
+    obj["secrets"].as_array().is_some_and(|s| !s.is_empty())
 }

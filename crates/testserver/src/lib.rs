@@ -26,7 +26,7 @@ mod validation;
 mod wire;
 
 pub use client::{RawClient, RawResponse, WatchReader};
-pub use cluster::{TestCluster, KUBECONFIG_ENV};
+pub use cluster::{TestCluster, KUBECONFIG_ENV, ROOT_CA_CONFIGMAP};
 pub use config::ServerConfig;
 pub use error::Error;
 pub use faults::{Failure, RequestMatch, Verb};

@@ -461,14 +461,15 @@ async fn dry_run_checks_and_answers_but_stores_nothing() {
         .patch(
             &format!("{deployments}/d/status?dryRun=All"),
             "application/merge-patch+json",
-            &json!({"status": {"observedGeneration": 1}}),
+            &json!({"status": {"observedGeneration": 42}}),
         )
         .await
         .unwrap();
     assert_eq!(st.status, 200, "{}", st.body);
-    assert_eq!(st.body["status"]["observedGeneration"], 1);
+    assert_eq!(st.body["status"]["observedGeneration"], 42);
+    // Not stored (on a full cluster the deployment controller writes its own status).
     let d_now = c.client().get(&format!("{deployments}/d")).await.unwrap();
-    assert!(d_now.body["status"]["observedGeneration"].is_null());
+    assert_ne!(d_now.body["status"]["observedGeneration"], 42);
 
     // delete, from the query and from DeleteOptions in the body (how client-go sends it).
     let del = c
@@ -992,4 +993,35 @@ async fn export_is_a_boolean_of_get() {
         .await
         .unwrap();
     assert_eq!(plain.body, created.body);
+}
+
+/// The raw client built from a kubeconfig (as `TestCluster` builds it for a real cluster:
+/// kcache-transport resolves the credentials) still shows the wire as sent: any status as a
+/// response, the body uncompressed because it never asks for gzip.
+#[tokio::test]
+async fn raw_client_from_a_kubeconfig_shows_the_wire_as_sent() {
+    let c = cluster().await;
+    let ns = c.create_namespace("wire-raw").await.unwrap();
+    let config = kcache_transport::Config::from_kubeconfig_file(c.kubeconfig_path()).unwrap();
+    let raw = kcache_testserver::RawClient::from_config(config).unwrap();
+    let missing = raw
+        .get(&format!("/api/v1/namespaces/{ns}/configmaps/none"))
+        .await
+        .unwrap();
+    assert_eq!(missing.status, 404);
+    assert_eq!(status(&missing.body).reason, "NotFound");
+    // Big enough that kube-apiserver would gzip it for a client that asked (over 128 KiB).
+    let big = "x".repeat(200 * 1024);
+    let made = raw
+        .post(
+            &cms(&ns),
+            &json!({"metadata": {"name": "big"}, "data": {"k": big}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(made.status, 201, "{}", made.body);
+    let list = raw.get(&cms(&ns)).await.unwrap();
+    assert_eq!(list.status, 200);
+    assert!(list.headers.get(http::header::CONTENT_ENCODING).is_none());
+    assert_eq!(names(&list.body), ["big"]);
 }

@@ -241,6 +241,23 @@ impl Client {
         )))
     }
 
+    /// Sends a request once and returns the response as the server sent it, whatever its
+    /// status (client-go's `rest.Result` before `Into`, kube-rs's `Client::send`): credentials,
+    /// impersonation and the client's headers are applied, the body is not read, decoded or
+    /// decompressed. No rate limit, retries or timeout: for tools and tests that check the
+    /// wire themselves.
+    pub async fn request_raw(&self, req: Request<Bytes>) -> Result<Response<Incoming>, Error> {
+        let resp = match self.inner.http.request(self.build(&req).await?).await {
+            Ok(resp) => resp,
+            Err(e) if e.is_connect() => return Err(Error::Connect(Box::new(e))),
+            Err(e) => return Err(Error::Request(Box::new(e))),
+        };
+        if resp.status() == StatusCode::UNAUTHORIZED {
+            self.inner.auth.unauthorized().await;
+        }
+        Ok(resp)
+    }
+
     async fn build(&self, req: &Request<Bytes>) -> Result<Request<Full<Bytes>>, Error> {
         let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
         let uri = format!("{}{pq}", self.inner.base);

@@ -29,8 +29,14 @@ async fn get_list_watch_and_patch_metadata_only() {
         "the server converted it"
     );
 
-    let list = api.list_metadata(&ListParams::default()).await.unwrap();
-    assert_eq!(list.items.len(), 1);
+    let list = api
+        .list_metadata(&ListParams {
+            label_selector: Some("app".into()),
+            ..ListParams::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(list.items.len(), 1, "the test's ConfigMap");
     assert!(!list.resource_version().is_empty());
     assert_eq!(
         list.items[0].types.as_ref().unwrap().api_version,

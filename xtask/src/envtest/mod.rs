@@ -5,7 +5,6 @@
 
 pub(crate) mod certs;
 pub(crate) mod control_plane;
-mod report;
 
 use std::path::{Path, PathBuf};
 
@@ -40,13 +39,7 @@ pub(crate) fn assets() -> Result<PathBuf, String> {
 }
 
 pub(crate) fn run_dir() -> Result<PathBuf, String> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("kcache-envtest-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    Ok(dir)
+    crate::temp_dir("kcache-envtest")
 }
 
 fn run_in(assets: &Path, dir: &Path) -> Result<(), String> {
@@ -61,10 +54,14 @@ fn run_in(assets: &Path, dir: &Path) -> Result<(), String> {
         assets.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    report::run_tests(&[
-        ("KCACHE_TEST_KUBECONFIG", kc.as_str()),
-        ("PATH", path.as_str()),
-    ])
+    crate::report::run_tests(
+        "envtest tier against kube-apiserver from KUBEBUILDER_ASSETS",
+        "envtest",
+        &[
+            ("KCACHE_TEST_KUBECONFIG", kc.as_str()),
+            ("PATH", path.as_str()),
+        ],
+    )
     // `plane` drops here: kube-apiserver, then etcd, are stopped whatever the tests did.
 }
 

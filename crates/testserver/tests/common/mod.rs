@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use kcache_testserver::{ServerConfig, TestCluster, WatchReader};
+use kcache_testserver::{ServerConfig, TestCluster, WatchReader, ROOT_CA_CONFIGMAP};
 use serde_json::{json, Value};
 
 /// A cluster whose embedded server behaves like kube-apiserver's defaults where tests can see
@@ -63,13 +63,21 @@ pub fn rv(obj: &Value) -> u64 {
         .unwrap()
 }
 
-/// Reads events until `done` holds for what was read (or the stream ends); a 15 s guard turns
-/// a missing event into a test failure instead of a hang.
+/// Whether a full cluster's controllers made `obj` (see [`ROOT_CA_CONFIGMAP`]): tests assert on
+/// the objects they created, which never have that name.
+pub fn made_by_cluster(obj: &Value) -> bool {
+    obj["metadata"]["name"] == ROOT_CA_CONFIGMAP
+}
+
+/// Reads events until `done` holds for what was read (or the stream ends), leaving out events
+/// about objects the cluster made; a 15 s guard turns a missing event into a test failure
+/// instead of a hang.
 pub async fn read_until(w: &mut WatchReader, mut done: impl FnMut(&[Value]) -> bool) -> Vec<Value> {
     let mut got = Vec::new();
     tokio::time::timeout(Duration::from_secs(15), async {
         while !done(&got) {
             match w.next().await {
+                Some(Ok(ev)) if made_by_cluster(&ev["object"]) => {}
                 Some(Ok(ev)) => got.push(ev),
                 Some(Err(e)) => panic!("watch failed: {e}"),
                 None => break,
@@ -97,12 +105,23 @@ pub fn summary(events: &[Value]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The names of a list's items.
+/// The names of a list's items, leaving out the objects the cluster made.
 pub fn names(list: &Value) -> Vec<String> {
     list["items"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|i| !made_by_cluster(i))
         .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
         .collect()
+}
+
+/// How many of a list's items the cluster made.
+pub fn made_by_cluster_count(list: &Value) -> usize {
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| made_by_cluster(i))
+        .count()
 }

@@ -6,8 +6,18 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use kcache_testserver::TestCluster;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcache_testserver::{TestCluster, ROOT_CA_CONFIGMAP};
 use kcache_transport::{Client, Config};
+
+/// The ConfigMaps a test created: all but the root CA bundle a full cluster's controllers put
+/// into every namespace.
+pub fn own(items: &[ConfigMap]) -> Vec<&ConfigMap> {
+    items
+        .iter()
+        .filter(|cm| cm.metadata.name.as_deref() != Some(ROOT_CA_CONFIGMAP))
+        .collect()
+}
 
 /// A config for the cluster's kubeconfig, adjusted by `tweak`.
 pub fn config(cluster: &TestCluster, tweak: impl FnOnce(&mut Config)) -> Config {

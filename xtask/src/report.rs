@@ -38,8 +38,8 @@ impl Counts {
 }
 
 /// `cargo test --workspace --test '*' -- --show-output` with `envs`; prints the output as it
-/// comes and a summary at the end.
-pub fn run_tests(envs: &[(&str, &str)]) -> Result<(), String> {
+/// comes and a summary at the end: `title`, every skip with its reason, and `tier`'s totals.
+pub fn run_tests(title: &str, tier: &str, envs: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let args = ["test", "--workspace", "--test", "*", "--", "--show-output"];
     eprintln!("xtask: cargo {}", args.join(" "));
@@ -58,12 +58,12 @@ pub fn run_tests(envs: &[(&str, &str)]) -> Result<(), String> {
         }
     }
     let status = child.wait().map_err(|e| format!("cargo test: {e}"))?;
-    println!("\nenvtest tier against kube-apiserver from KUBEBUILDER_ASSETS:");
+    println!("\n{title}:");
     for s in &counts.skipped {
         println!("  skipped: {s}");
     }
     println!(
-        "envtest: {} passed, {} failed, {} skipped (+{} ignored)",
+        "{tier}: {} passed, {} failed, {} skipped (+{} ignored)",
         counts.passed,
         counts.failed,
         counts.skipped.len(),
@@ -73,7 +73,7 @@ pub fn run_tests(envs: &[(&str, &str)]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "integration tests failed against envtest ({status})"
+            "integration tests failed against {tier} ({status})"
         ))
     }
 }
