@@ -18,8 +18,13 @@ pub fn deployment_labels(foo: &Foo) -> BTreeMap<String, String> {
     ])
 }
 
-/// The Deployment `foo` asks for: `spec.deploymentName`, `spec.replicas` nginx pods, controlled
-/// by `foo` (so deleting the Foo garbage-collects it in a cluster that runs the GC).
+/// The image of the pods when the Foo names none (sample-controller's).
+pub const DEFAULT_IMAGE: &str = "nginx:latest";
+
+/// The Deployment `foo` asks for: `spec.deploymentName`, `spec.replicas` pods of `spec.image`
+/// (nginx by default), controlled by `foo` (so deleting the Foo garbage-collects it in a cluster
+/// that runs the GC). A named image is pulled only if the node lacks it (`IfNotPresent`), so
+/// images loaded into a node without a registry run.
 pub fn new_deployment(foo: &Foo) -> Deployment {
     let labels = deployment_labels(foo);
     Deployment {
@@ -43,7 +48,8 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
                 spec: Some(PodSpec {
                     containers: vec![Container {
                         name: "nginx".into(),
-                        image: Some("nginx:latest".into()),
+                        image: Some(foo.spec.image.as_deref().unwrap_or(DEFAULT_IMAGE).into()),
+                        image_pull_policy: foo.spec.image.as_ref().map(|_| "IfNotPresent".into()),
                         ..Container::default()
                     }],
                     ..PodSpec::default()

@@ -33,6 +33,11 @@ pub struct FooSpec {
     /// The Deployment's replicas; `None` leaves the Deployment's count alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+    /// The pods' image (`nginx:latest` when absent, as in sample-controller). Not in
+    /// sample-controller's Foo: added so a cluster that cannot pull images can run the pods
+    /// with one its nodes already hold (kind's `k8s.gcr.io/pause:3.2`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
 }
 
 /// `Foo.status`.
@@ -68,6 +73,7 @@ impl Foo {
             spec: FooSpec {
                 deployment_name: deployment_name.into(),
                 replicas: Some(replicas),
+                image: None,
             },
             status: None,
         }

@@ -17,7 +17,8 @@ use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, Po
 use serde_json::{json, Value};
 
 use sample_controller::controller::{message_resource_exists, Controller, SyncOutcome};
-use sample_controller::deployment::new_deployment;
+use sample_controller::crd::foo_crd;
+use sample_controller::deployment::{new_deployment, DEFAULT_IMAGE};
 use sample_controller::foo::Foo;
 use sample_controller::running::Running;
 use sample_controller::wait::wait_until;
@@ -268,4 +269,39 @@ async fn sample_controller_reconciles_foos() {
             eprintln!("could not delete namespace {ns}: {e}");
         }
     }
+}
+
+/// `deploy/crd.yaml` (what users and `cargo xtask e2e --kind` apply) is the CRD the controller
+/// creates itself when allowed to.
+#[test]
+fn deploy_crd_yaml_is_foo_crd() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/sample_controller/deploy/crd.yaml"
+    );
+    let text = std::fs::read_to_string(path).expect("read deploy/crd.yaml");
+    let yaml: Value = serde_yaml_ng::from_str(&text).expect("deploy/crd.yaml parses");
+    let code = serde_json::to_value(foo_crd()).expect("CRD serializes");
+    assert_eq!(yaml, code);
+}
+
+/// The pods run `spec.image` when the Foo names one, pulled only if absent from the node (so
+/// an image loaded into a kind node runs without a registry); else sample-controller's nginx.
+#[test]
+fn deployment_pods_run_the_foos_image() {
+    let container = |foo: &Foo| {
+        let d = new_deployment(foo);
+        let c = &d.spec.template.spec.as_ref().expect("pod spec").containers[0];
+        (c.image.clone(), c.image_pull_policy.clone())
+    };
+    let mut foo = Foo::new("ns", "a", "a", 1);
+    assert_eq!(container(&foo), (Some(DEFAULT_IMAGE.into()), None));
+    foo.spec.image = Some("k8s.gcr.io/pause:3.2".into());
+    assert_eq!(
+        container(&foo),
+        (
+            Some("k8s.gcr.io/pause:3.2".into()),
+            Some("IfNotPresent".into())
+        )
+    );
 }
