@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kcache_core::{Object, ObjectKey};
 use kcache_testserver::TestCluster;
@@ -280,9 +281,10 @@ fn deploy_crd_yaml_is_foo_crd() {
         "/../../examples/sample_controller/deploy/crd.yaml"
     );
     let text = std::fs::read_to_string(path).expect("read deploy/crd.yaml");
-    let yaml: Value = serde_yaml_ng::from_str(&text).expect("deploy/crd.yaml parses");
-    let code = serde_json::to_value(foo_crd()).expect("CRD serializes");
-    assert_eq!(yaml, code);
+    // Compared typed: the schema's bounds are f64 in k8s-openapi and integers in the YAML.
+    let yaml: CustomResourceDefinition =
+        serde_yaml_ng::from_str(&text).expect("deploy/crd.yaml is a CustomResourceDefinition");
+    assert_eq!(yaml, foo_crd());
 }
 
 /// The pods run `spec.image` when the Foo names one, pulled only if absent from the node (so
