@@ -14,6 +14,10 @@
 //! no kube-controller-manager, so a clearly labelled simulated deployment controller marks
 //! Deployments as rolled out. With a cluster, it creates the CRD if absent and runs until
 //! Ctrl-C (add `--simulate-deployments` on a cluster without controllers, e.g. envtest).
+//! Inside a pod (`KUBERNETES_SERVICE_HOST` set, no kubeconfig) it uses the pod's service
+//! account (`Config::incluster`), as client-go's `rest.InClusterConfig`; `--namespace` narrows
+//! it to one namespace. `deploy/` holds the manifests that run it in a cluster (see
+//! `cargo xtask e2e --kind`).
 //!
 //! With `--leader-elect` (and `--lease-namespace`, `--id`), replicas campaign for a Lease and
 //! only its holder runs the controller; SIGTERM stops the controller and releases the Lease:
@@ -62,6 +66,9 @@ struct Args {
     /// kcache-testserver runs a scripted demo.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Watch and reconcile only this namespace (default: all namespaces).
+    #[arg(long)]
+    namespace: Option<String>,
     /// Workers processing Foo keys.
     #[arg(long, default_value_t = 2)]
     workers: usize,
@@ -100,6 +107,9 @@ async fn main() -> Result<(), Box<dyn Error>> {
     match (&args.kubeconfig, kubeconfig_env) {
         (Some(path), _) => run_on_cluster(Config::from_kubeconfig_file(path)?, &args, cancel).await,
         (None, Some(_)) => run_on_cluster(Config::infer()?, &args, cancel).await,
+        (None, None) if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => {
+            run_on_cluster(Config::incluster()?, &args, cancel).await
+        }
         (None, None) => run_demo(&args, cancel).await,
     }
 }
@@ -116,7 +126,7 @@ async fn run_on_cluster(
     }
     let running = Running::start(
         Client::new(config)?,
-        None,
+        args.namespace.clone(),
         args.workers,
         args.simulate_deployments,
     )
@@ -152,7 +162,7 @@ async fn run_leader_elected(
         while let Some((lost, stopped)) = terms.recv().await {
             match Running::start(
                 client.clone(),
-                None,
+                args.namespace.clone(),
                 args.workers,
                 args.simulate_deployments,
             )

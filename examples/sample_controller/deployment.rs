@@ -23,8 +23,10 @@ pub fn deployment_labels(foo: &Foo) -> BTreeMap<String, String> {
     ])
 }
 
-/// The Deployment `foo` asks for: `spec.deploymentName`, `spec.replicas` pods, controlled
-/// by `foo` (so deleting the Foo garbage-collects it in a cluster that runs the GC).
+/// The Deployment `foo` asks for: `spec.deploymentName`, `spec.replicas` pods of `spec.image`
+/// ([`POD_IMAGE`] by default), controlled by `foo` (so deleting the Foo garbage-collects it in a
+/// cluster that runs the GC). Images are pulled only if the node lacks them (`IfNotPresent`), so
+/// images loaded into a node without a registry run.
 pub fn new_deployment(foo: &Foo) -> Deployment {
     let labels = deployment_labels(foo);
     Deployment {
@@ -48,7 +50,7 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
                 spec: Some(PodSpec {
                     containers: vec![Container {
                         name: "nginx".into(),
-                        image: Some(POD_IMAGE.into()),
+                        image: Some(foo.spec.image.as_deref().unwrap_or(POD_IMAGE).into()),
                         image_pull_policy: Some("IfNotPresent".into()),
                         ..Container::default()
                     }],

@@ -33,6 +33,11 @@ pub struct FooSpec {
     /// The Deployment's replicas; `None` leaves the Deployment's count alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
+    /// The pods' image (`deployment::POD_IMAGE`, the preloaded pause image, when absent). Not
+    /// in sample-controller's Foo: added so a cluster can run the pods with an image its nodes
+    /// already hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
 }
 
 /// `Foo.status`.
@@ -68,6 +73,7 @@ impl Foo {
             spec: FooSpec {
                 deployment_name: deployment_name.into(),
                 replicas: Some(replicas),
+                image: None,
             },
             status: None,
         }

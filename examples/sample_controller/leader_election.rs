@@ -26,7 +26,8 @@ pub struct LeaderElectArgs {
     /// The Lease's name.
     #[arg(long, default_value = "sample-controller")]
     pub lease_name: String,
-    /// This replica's identity in the Lease (default: hostname + "_" + a random suffix).
+    /// This replica's identity in the Lease (default: `$POD_NAME`, which a Deployment sets
+    /// through the downward API; else hostname + "_" + a random suffix).
     #[arg(long)]
     pub id: Option<String>,
     /// Seconds others wait after the last renewal before taking over.
@@ -40,8 +41,16 @@ pub struct LeaderElectArgs {
     pub retry_period: f64,
 }
 
-/// client-go's examples' identity: the hostname, `_`, and a random suffix.
+/// The pod's name in a pod (`$POD_NAME`, so the Lease's holder names the pod, as
+/// kube-controller-manager's does); elsewhere client-go's examples' identity: the hostname,
+/// `_`, and a random suffix (two replicas on one machine stay distinct).
 pub fn default_identity() -> String {
+    if let Some(pod) = std::env::var("POD_NAME")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+    {
+        return pod.trim().to_string();
+    }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()
         .or_else(|| std::env::var("HOSTNAME").ok())

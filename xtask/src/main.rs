@@ -7,10 +7,13 @@
 //!   `KUBEBUILDER_ASSETS` (controller-runtime's `setup-envtest use -p path 1.20.2` prints one).
 //! - `integration --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]`: the same test
 //!   bodies against a full kind cluster (reused if it exists, else created and deleted after).
+//! - `e2e --kind [--cluster NAME] [--keep] [--base-image IMG]`: the sample-controller built into
+//!   an image, deployed in a kind cluster (default `kcache-e2e`) and checked end to end.
 //! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
 //!   benchmarks); prints the kubeconfig path.
 //! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
 
+mod e2e;
 mod envtest;
 mod envtest_up;
 mod integration_kind;
@@ -25,11 +28,12 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci().map_err(Failure::from),
         Some("integration") => integration(&args[1..]),
+        Some("e2e") => e2e::run(&args[1..]),
         Some("envtest-up") => envtest_up::run(&args[1..]).map_err(Failure::from),
         Some("soak") => soak::run(&args[1..]).map_err(Failure::from),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS]"
             );
             return ExitCode::from(2);
         }
@@ -84,7 +88,17 @@ pub(crate) fn temp_dir(prefix: &str) -> Result<std::path::PathBuf, String> {
 pub(crate) fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     eprintln!("xtask: cargo {}", args.join(" "));
-    let status = Command::new(cargo)
+    let mut command = Command::new(cargo);
+    // `cargo xtask` (a `cargo run`) hands xtask's own package variables to us; build scripts
+    // that watch them (ring's `rerun-if-env-changed=CARGO_PKG_NAME`, ...) would then rebuild,
+    // and rebuild again on the next plain `cargo build`.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if name.starts_with("CARGO_PKG_") || name.starts_with("CARGO_MANIFEST_") {
+            command.env_remove(name.as_ref());
+        }
+    }
+    let status = command
         .args(args)
         .envs(envs.iter().copied())
         .current_dir(workspace_root())

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kcache_core::{Object, ObjectKey};
 use kcache_testserver::{RequestMatch, TestCluster, Verb};
@@ -19,6 +20,7 @@ use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, Po
 use serde_json::{json, Value};
 
 use sample_controller::controller::{message_resource_exists, Controller, SyncOutcome};
+use sample_controller::crd::foo_crd;
 use sample_controller::deployment::{new_deployment, POD_IMAGE};
 use sample_controller::foo::Foo;
 use sample_controller::running::Running;
@@ -351,4 +353,43 @@ async fn sample_controller_reconciles_foos() {
             eprintln!("could not delete namespace {ns}: {e}");
         }
     }
+}
+
+/// `deploy/crd.yaml` (what users and `cargo xtask e2e --kind` apply) is the CRD the controller
+/// creates itself when allowed to.
+#[test]
+fn deploy_crd_yaml_is_foo_crd() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/sample_controller/deploy/crd.yaml"
+    );
+    let text = std::fs::read_to_string(path).expect("read deploy/crd.yaml");
+    // Compared typed: the schema's bounds are f64 in k8s-openapi and integers in the YAML.
+    let yaml: CustomResourceDefinition =
+        serde_yaml_ng::from_str(&text).expect("deploy/crd.yaml is a CustomResourceDefinition");
+    assert_eq!(yaml, foo_crd());
+}
+
+/// The pods run `spec.image` when the Foo names one, pulled only if absent from the node (so
+/// an image loaded into a kind node runs without a registry); else the pause image.
+#[test]
+fn deployment_pods_run_the_foos_image() {
+    let container = |foo: &Foo| {
+        let d = new_deployment(foo);
+        let c = &d.spec.template.spec.as_ref().expect("pod spec").containers[0];
+        (c.image.clone(), c.image_pull_policy.clone())
+    };
+    let mut foo = Foo::new("ns", "a", "a", 1);
+    assert_eq!(
+        container(&foo),
+        (Some(POD_IMAGE.into()), Some("IfNotPresent".into()))
+    );
+    foo.spec.image = Some("registry.example/demo:2".into());
+    assert_eq!(
+        container(&foo),
+        (
+            Some("registry.example/demo:2".into()),
+            Some("IfNotPresent".into())
+        )
+    );
 }
