@@ -6,22 +6,58 @@
 //! "SYNCED" appears on stderr, the same line cgbench prints). With `--metadata` the informer
 //! caches `PartialObjectMeta<ConfigMap>` (client-go's metadatainformer, cgbench's `-metadata`)
 //! and the report says `metadata_only: true`.
+//!
+//! `--resource pods` informs on Pods instead (cgbench's `-resource pods`), for the at-scale runs
+//! against a server holding many realistic pods. `--storage` picks what the cache keeps: `typed`
+//! (k8s-openapi structs) or `compact` ([`CompactObject`], structurally shared).
+//!
+//! `--relist` then forces a relist and measures it: the peak RSS so far is recorded as
+//! `peak_rss_sync_bytes` and reset (`/proc/self/clear_refs`), the server is asked to expire every
+//! watch (kcache-testserver's `POST /testserver/expire-watches`: history compacted past the
+//! newest revision, watches cut, so the re-watch gets 410 Gone), and the bench waits until every
+//! cached object has been re-delivered as an update (the relist's `Replace`).
+//! `relist_seconds` is that wait and `peak_rss_relist_bytes` the peak during it.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::ConfigMap;
-use kcache_core::Object;
+use bytes::Bytes;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kcache_compact::CompactObject;
+use kcache_core::{Object, Resource};
 use kcache_informer::{
     FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
 };
+use kcache_store::Indexers;
+use kcache_transport::{Api, Client};
 use serde_json::json;
 use tokio::sync::Notify;
 
 use crate::client;
-use crate::report::{emit, rss_bytes};
+use crate::report::{emit, peak_rss_bytes, reset_peak_rss, rss_bytes};
+
+/// The resources the scenario informs on (cgbench's `-resource`).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum InformedResource {
+    /// core/v1 ConfigMaps.
+    Configmaps,
+    /// core/v1 Pods.
+    Pods,
+}
+
+/// What the cache keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Storage {
+    /// k8s-openapi structs (`SharedInformerFactory::informer`).
+    Typed,
+    /// `CompactObject`s: structurally shared JSON trees.
+    Compact,
+}
+
+/// kcache-testserver's admin endpoint that forces every client to relist.
+const EXPIRE_WATCHES: &str = "/testserver/expire-watches";
 
 /// Flags, as cgbench's.
 #[derive(clap::Args)]
@@ -42,6 +78,15 @@ pub struct Args {
     /// or saves on this server.
     #[arg(long)]
     disable_compression: bool,
+    /// The resource to inform on.
+    #[arg(long, value_enum, default_value = "configmaps")]
+    resource: InformedResource,
+    /// What the cache keeps (ignored with `--metadata`).
+    #[arg(long, value_enum, default_value = "typed")]
+    storage: Storage,
+    /// After the sync, force a relist on kcache-testserver and measure it (see the module docs).
+    #[arg(long)]
+    relist: bool,
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
@@ -80,13 +125,38 @@ pub fn run(args: Args) {
         let client = client::configured(&args.kubeconfig, |config| {
             config.disable_compression = args.disable_compression;
         });
-        let factory = SharedInformerFactory::new(client, FactoryOptions::default());
-        let mut fields = if args.metadata {
-            let informer = factory.metadata_informer::<ConfigMap>();
-            measure(&factory, &informer, &args, deadline).await
+        let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
+        let mut fields = match (args.resource, args.metadata, args.storage) {
+            (InformedResource::Configmaps, true, _) => {
+                let informer = factory.metadata_informer::<ConfigMap>();
+                measure(&factory, &client, &informer, &args, deadline).await
+            }
+            (InformedResource::Pods, true, _) => {
+                let informer = factory.metadata_informer::<Pod>();
+                measure(&factory, &client, &informer, &args, deadline).await
+            }
+            (InformedResource::Configmaps, false, Storage::Typed) => {
+                let informer = factory.informer::<ConfigMap>();
+                measure(&factory, &client, &informer, &args, deadline).await
+            }
+            (InformedResource::Pods, false, Storage::Typed) => {
+                let informer = factory.informer::<Pod>();
+                measure(&factory, &client, &informer, &args, deadline).await
+            }
+            (InformedResource::Configmaps, false, Storage::Compact) => {
+                let informer = compact_informer::<ConfigMap>(&factory, &client);
+                measure(&factory, &client, &informer, &args, deadline).await
+            }
+            (InformedResource::Pods, false, Storage::Compact) => {
+                let informer = compact_informer::<Pod>(&factory, &client);
+                measure(&factory, &client, &informer, &args, deadline).await
+            }
+        };
+        fields["resource"] = format!("{:?}", args.resource).to_lowercase().into();
+        fields["storage"] = if args.metadata {
+            "metadata".into()
         } else {
-            let informer = factory.informer::<ConfigMap>();
-            measure(&factory, &informer, &args, deadline).await
+            format!("{:?}", args.storage).to_lowercase().into()
         };
         fields["metadata_only"] = args.metadata.into();
         fields["compression"] = (!args.disable_compression).into();
@@ -95,9 +165,26 @@ pub fn run(args: Args) {
     });
 }
 
-/// Starts the factory and measures `informer`'s sync (and updates); the report's fields.
+/// The informer of `R`'s resource caching [`CompactObject`]s, indexed by namespace as the
+/// factory's typed informers are.
+fn compact_informer<R: Resource>(
+    factory: &SharedInformerFactory,
+    client: &Client,
+) -> SharedIndexInformer<CompactObject> {
+    let resource = R::api_resource();
+    let client = client.clone();
+    factory.informer_for(
+        &resource,
+        || Indexers::new().with_namespace_index(),
+        |o| Api::<CompactObject>::dynamic(client, resource.clone(), o.namespace.as_deref()),
+    )
+}
+
+/// Starts the factory and measures `informer`'s sync (and updates, and a relist); the report's
+/// fields.
 async fn measure<K: Object>(
     factory: &SharedInformerFactory,
+    client: &Client,
     informer: &SharedIndexInformer<K>,
     args: &Args,
     deadline: Instant,
@@ -146,14 +233,56 @@ async fn measure<K: Object>(
         update_seconds = t.elapsed().as_secs_f64();
     }
     // Read before shutdown, as cgbench does while its informer still runs.
-    json!({
+    let mut fields = json!({
         "sync_seconds": sync_seconds,
         "objects": informer.indexer().len(),
         "initial_adds": counts.adds.load(Ordering::Relaxed),
         "updates": counts.updates.load(Ordering::Relaxed),
         "update_seconds": update_seconds,
         "rss_bytes": rss_bytes(),
-    })
+    });
+    if args.relist {
+        fields["peak_rss_sync_bytes"] = peak_rss_bytes().into();
+        let relist = relist(client, informer, &counts, deadline).await;
+        fields["relist_seconds"] = relist.into();
+        fields["peak_rss_relist_bytes"] = peak_rss_bytes().into();
+        fields["relists"] = informer.stats().reflector.relists.into();
+        fields["rss_after_relist_bytes"] = rss_bytes().into();
+    }
+    fields
+}
+
+/// Resets the peak RSS, makes the server expire every watch and waits until each cached
+/// object has come back as an update from the relist; the seconds that took.
+async fn relist<K: Object>(
+    client: &Client,
+    informer: &SharedIndexInformer<K>,
+    counts: &Counts,
+    deadline: Instant,
+) -> f64 {
+    reset_peak_rss();
+    let target = counts.updates.load(Ordering::Relaxed) + informer.indexer().len() as u64;
+    let start = Instant::now();
+    let req = http::Request::post(EXPIRE_WATCHES)
+        .body(Bytes::new())
+        .expect("a static request is valid");
+    if let Err(e) = client.request_bytes(req).await {
+        eprintln!(
+            "kcache-bench: {EXPIRE_WATCHES} failed (is the server kcache-testserver?): {}",
+            kcache_core::ErrorChain(&e)
+        );
+        std::process::exit(1);
+    }
+    while counts.updates.load(Ordering::Relaxed) < target {
+        if Instant::now() >= deadline {
+            eprintln!("timed out waiting for the relist");
+            std::process::exit(1);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!("RELISTED");
+    seconds
 }
 
 #[cfg(test)]
