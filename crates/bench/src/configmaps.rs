@@ -1,4 +1,5 @@
-//! Drivers for the `informer` scenario's server: `seed` creates ConfigMaps `bench-{i}` in
+//! Drivers for the `informer` scenario's server: `seed` creates realistic pods (`--pods`, for
+//! `informer --resource pods` on a real API server) and ConfigMaps `bench-{i}` in
 //! namespace `default`, each with `data-bytes` bytes of data (about 300 by default, the size
 //! the informer scenario is defined with); `churn` modifies them (a merge patch of `data.rev` to a value unique to
 //! the run, cycling over the seeded objects) so a running informer receives that many update notifications. Both keep
@@ -8,8 +9,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use futures_util::stream::{self, StreamExt};
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Pod, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kcache_core::Resource;
 use kcache_transport::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 
@@ -25,8 +27,14 @@ pub struct SeedArgs {
     #[arg(long)]
     kubeconfig: PathBuf,
     /// ConfigMaps to create (`bench-0` …); ones that already exist are left as they are.
-    #[arg(long)]
+    #[arg(long, default_value_t = 0)]
     configmaps: usize,
+    /// Realistic pods to create (kcache-testserver's `realistic_pod`, the shape of
+    /// `cgbench -scenario podlist`'s fixture; the server resets their status), with their
+    /// namespaces `ns-0`… and each namespace's `default` ServiceAccount (which pod admission
+    /// requires and no controller manager creates on a bare API server).
+    #[arg(long, default_value_t = 0)]
+    pods: usize,
     /// Bytes of data in each ConfigMap.
     #[arg(long, default_value_t = 300)]
     data_bytes: usize,
@@ -118,6 +126,12 @@ where
 /// `kcache-bench seed`.
 pub fn seed(args: SeedArgs) {
     runtime().block_on(async {
+        if args.pods > 0 {
+            seed_pods(&args).await;
+        }
+        if args.configmaps == 0 {
+            return;
+        }
         let api =
             Api::<ConfigMap>::namespaced(client::from_kubeconfig(&args.kubeconfig), NAMESPACE);
         let post = PostParams::default();
@@ -138,6 +152,74 @@ pub fn seed(args: SeedArgs) {
                    "data_bytes": args.data_bytes, "seconds": seconds})
         );
     });
+}
+
+/// Creates `args.pods` realistic pods, their namespaces and ServiceAccounts.
+async fn seed_pods(args: &SeedArgs) {
+    let client = client::from_kubeconfig(&args.kubeconfig);
+    let namespaces = Api::<Namespace>::all(client.clone());
+    let post = PostParams::default();
+    let spread = kcache_testserver::POD_NAMESPACES.min(args.pods);
+    drive(
+        "seed",
+        spread,
+        args.concurrency,
+        |n| {
+            let (namespaces, post, client) = (&namespaces, &post, client.clone());
+            async move {
+                let name = format!("ns-{n}");
+                let ns = Namespace {
+                    metadata: ObjectMeta {
+                        name: Some(name.clone()),
+                        ..ObjectMeta::default()
+                    },
+                    ..Namespace::default()
+                };
+                match namespaces.create(post, &ns).await {
+                    Err(e) if !e.is_conflict() => return Err(e),
+                    _ => {}
+                }
+                let sa = ServiceAccount {
+                    metadata: ObjectMeta {
+                        name: Some("default".into()),
+                        ..ObjectMeta::default()
+                    },
+                    ..ServiceAccount::default()
+                };
+                Api::<ServiceAccount>::namespaced(client, &name)
+                    .create(post, &sa)
+                    .await
+                    .map(drop)
+            }
+        },
+        kcache_core::Error::is_conflict,
+    )
+    .await;
+    let (created, seconds) = drive(
+        "seed",
+        args.pods,
+        args.concurrency,
+        |i| {
+            let mut pod = kcache_testserver::realistic_pod(i);
+            let ns = pod["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let api =
+                Api::<serde_json::Value>::dynamic(client.clone(), Pod::api_resource(), Some(&ns));
+            if let Some(meta) = pod["metadata"].as_object_mut() {
+                meta.remove("uid");
+            }
+            let post = &post;
+            async move { api.create(post, &pod).await.map(drop) }
+        },
+        kcache_core::Error::is_conflict,
+    )
+    .await;
+    println!(
+        "{}",
+        json!({"command": "seed", "pods": args.pods, "created": created, "seconds": seconds})
+    );
 }
 
 /// `kcache-bench churn`.

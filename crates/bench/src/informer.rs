@@ -5,27 +5,65 @@
 //! notifications have arrived (another process — `kcache-bench churn` — modifies objects once
 //! "SYNCED" appears on stderr, the same line cgbench prints). With `--metadata` the informer
 //! caches `PartialObjectMeta<ConfigMap>` (client-go's metadatainformer, cgbench's `-metadata`)
-//! and the report says `metadata_only: true`. `--storage compact` uses the factory's
-//! `compact_informer::<ConfigMap>()` (the pipeline keeps `Compact<ConfigMap>`, the handler gets
-//! typed `ConfigMap`s) or, with `--metadata`, its `compact_metadata_informer::<ConfigMap>()`;
-//! `--storage plain` (the default) its `informer::<ConfigMap>()` / `metadata_informer`; the
-//! report names it in `storage`. `--account` (plain storage) adds where the memory went.
+//! and the report says `metadata_only: true`.
+//!
+//! `--resource pods` informs on Pods instead (cgbench's `-resource pods`), for the at-scale runs
+//! against a server holding many realistic pods. `--storage` picks what the cache keeps: `plain`
+//! (k8s-openapi structs, the factory's `informer`), `compact` (the factory's `compact_informer`:
+//! the pipeline keeps `Compact<K>`, the handler gets typed objects; with `--metadata`,
+//! `compact_metadata_informer`) or `object` (untyped [`CompactObject`]s, structurally shared);
+//! the report names it in `storage`. `--account` (plain storage) adds where the memory went.
+//!
+//! `--relist` then forces a relist and measures it: the peak RSS so far is recorded as
+//! `peak_rss_sync_bytes` and reset (`/proc/self/clear_refs`), the server is asked to expire every
+//! watch (kcache-testserver's `POST /testserver/expire-watches`: history compacted past the
+//! newest revision, watches cut, so the re-watch gets 410 Gone), and the bench waits until every
+//! cached object has been re-delivered as an update (the relist's `Replace`).
+//! `relist_seconds` is that wait and `peak_rss_relist_bytes` the peak during it.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::ConfigMap;
-use kcache_core::Object;
-use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
-use kcache_transport::Api;
+use bytes::Bytes;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kcache_compact::CompactObject;
+use kcache_core::{Object, Resource};
+use kcache_informer::{
+    FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
+};
+use kcache_store::Indexers;
+use kcache_transport::{Api, Client};
 use serde_json::json;
 use tokio::sync::Notify;
 
 use crate::account;
 use crate::client;
-use crate::report::{emit, rss_bytes};
+use crate::report::{emit, peak_rss_bytes, reset_peak_rss, rss_bytes};
+
+/// The resources the scenario informs on (cgbench's `-resource`).
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum InformedResource {
+    /// core/v1 ConfigMaps.
+    Configmaps,
+    /// core/v1 Pods.
+    Pods,
+}
+
+/// What the cache keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Storage {
+    /// k8s-openapi structs (`SharedInformerFactory::informer`).
+    Plain,
+    /// `Compact<K>`, typed on the way out (`SharedInformerFactory::compact_informer`).
+    Compact,
+    /// Untyped `CompactObject`s: structurally shared JSON trees.
+    Object,
+}
+
+/// kcache-testserver's admin endpoint that forces every client to relist.
+const EXPIRE_WATCHES: &str = "/testserver/expire-watches";
 
 /// Flags, as cgbench's.
 #[derive(clap::Args)]
@@ -46,9 +84,12 @@ pub struct Args {
     /// or saves on this server.
     #[arg(long)]
     disable_compression: bool,
-    /// How the informer keeps its objects.
-    #[arg(long, value_enum, default_value_t = crate::Storage::Plain)]
-    storage: crate::Storage,
+    /// The resource to inform on.
+    #[arg(long, value_enum, default_value = "configmaps")]
+    resource: InformedResource,
+    /// What the cache keeps (`object` is not offered with `--metadata`).
+    #[arg(long, value_enum, default_value = "plain")]
+    storage: Storage,
     /// Ask for metadata-only lists in protobuf first, as client-go's metadata client does
     /// (`Config::metadata_protobuf`; with `--metadata`).
     #[arg(long)]
@@ -58,10 +99,13 @@ pub struct Args {
     /// shuts the informer down to weigh the pieces. Slower; not for timing runs; plain storage.
     #[arg(long)]
     account: bool,
+    /// After the sync, force a relist on kcache-testserver and measure it (see the module docs).
+    #[arg(long)]
+    relist: bool,
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+fn parse_duration(s: &str) -> Result<Duration, String> {
     let (number, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
         Some(i) => s.split_at(i),
         None => (s, "s"),
@@ -87,9 +131,12 @@ struct Counts {
 }
 
 pub fn run(args: Args) {
-    let compact = args.storage == crate::Storage::Compact;
-    if args.account && compact {
-        eprintln!("--account weighs the plain storage mode only; drop --storage compact");
+    if args.account && args.storage != Storage::Plain {
+        eprintln!("kcache-bench: --account weighs the plain storage mode only");
+        std::process::exit(2);
+    }
+    if args.metadata && args.storage == Storage::Object {
+        eprintln!("kcache-bench: --metadata caches PartialObjectMeta; use --storage plain or compact");
         std::process::exit(2);
     }
     crate::heap::release_freed_memory_promptly();
@@ -107,63 +154,107 @@ pub fn run(args: Args) {
             config.metadata_protobuf = args.protobuf;
         });
         let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
-        let baseline = args.account.then(account::Probe::now);
-        let (mut fields, account) = if args.metadata && compact {
-            let informer = factory.compact_metadata_informer::<ConfigMap>();
-            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
-            let fields = measure(&factory, add, || informer.len(), &args, deadline).await;
-            factory.shutdown().await;
-            (fields, None)
-        } else if compact {
-            let informer = factory.compact_informer::<ConfigMap>();
-            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
-            let fields = measure(&factory, add, || informer.len(), &args, deadline).await;
-            factory.shutdown().await;
-            (fields, None)
-        } else if args.metadata {
-            let informer = factory.metadata_informer::<ConfigMap>();
-            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
-            let fields = measure(&factory, add, || informer.indexer().len(), &args, deadline).await;
-            let lister = Api::<ConfigMap>::all(client.clone()).into_metadata();
-            let account = match baseline {
-                Some(b) => Some(account::weigh(b, &lister, factory, informer).await),
-                None => {
-                    factory.shutdown().await;
-                    None
-                }
-            };
-            (fields, account)
-        } else {
-            let informer = factory.informer::<ConfigMap>();
-            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
-            let fields = measure(&factory, add, || informer.indexer().len(), &args, deadline).await;
-            let lister = Api::<ConfigMap>::all(client.clone());
-            let account = match baseline {
-                Some(b) => Some(account::weigh(b, &lister, factory, informer).await),
-                None => {
-                    factory.shutdown().await;
-                    None
-                }
-            };
-            (fields, account)
+        let fields = match args.resource {
+            InformedResource::Configmaps => {
+                inform::<ConfigMap>(factory, &client, &args, deadline).await
+            }
+            InformedResource::Pods => inform::<Pod>(factory, &client, &args, deadline).await,
         };
-        fields["metadata_only"] = args.metadata.into();
-        fields["storage"] = args.storage.name().into();
-        fields["compression"] = (!args.disable_compression).into();
-        fields["protobuf"] = args.protobuf.into();
-        if let Some(account) = account {
-            fields["account"] = account;
-        }
         emit("informer", fields);
     });
 }
 
-/// Registers the counting handler with `add`, starts the factory and measures the sync (and
-/// updates); `len` is the informer's cache size. The report's fields.
-async fn measure<K: Object>(
+/// Builds the informer of `R` that `args` ask for, measures it and shuts the factory down (or
+/// weighs it, with `--account`); the report's fields.
+async fn inform<R>(
+    factory: SharedInformerFactory,
+    client: &Client,
+    args: &Args,
+    deadline: Instant,
+) -> serde_json::Value
+where
+    R: Resource + Object + Clone + serde::de::DeserializeOwned,
+{
+    let baseline = args.account.then(account::Probe::now);
+    let mut account = None;
+    let mut fields = match (args.metadata, args.storage) {
+        (true, Storage::Compact) => {
+            let informer = factory.compact_metadata_informer::<R>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
+            factory.shutdown().await;
+            fields
+        }
+        (false, Storage::Compact) => {
+            let informer = factory.compact_informer::<R>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
+            factory.shutdown().await;
+            fields
+        }
+        (_, Storage::Object) => {
+            let informer = compact_object_informer::<R>(&factory, client);
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, client, &informer, add, args, deadline).await;
+            factory.shutdown().await;
+            fields
+        }
+        (true, Storage::Plain) => {
+            let informer = factory.metadata_informer::<R>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, client, &informer, add, args, deadline).await;
+            let lister = Api::<R>::all(client.clone()).into_metadata();
+            match baseline {
+                Some(b) => account = Some(account::weigh(b, &lister, factory, informer).await),
+                None => factory.shutdown().await,
+            }
+            fields
+        }
+        (false, Storage::Plain) => {
+            let informer = factory.informer::<R>();
+            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+            let fields = measure(&factory, client, &informer, add, args, deadline).await;
+            let lister = Api::<R>::all(client.clone());
+            match baseline {
+                Some(b) => account = Some(account::weigh(b, &lister, factory, informer).await),
+                None => factory.shutdown().await,
+            }
+            fields
+        }
+    };
+    fields["resource"] = format!("{:?}", args.resource).to_lowercase().into();
+    fields["storage"] = format!("{:?}", args.storage).to_lowercase().into();
+    fields["metadata_only"] = args.metadata.into();
+    fields["compression"] = (!args.disable_compression).into();
+    fields["protobuf"] = args.protobuf.into();
+    if let Some(account) = account {
+        fields["account"] = account;
+    }
+    fields
+}
+
+/// The informer of `R`'s resource caching [`CompactObject`]s, indexed by namespace as the
+/// factory's typed informers are.
+fn compact_object_informer<R: Resource>(
     factory: &SharedInformerFactory,
+    client: &Client,
+) -> SharedIndexInformer<CompactObject> {
+    let resource = R::api_resource();
+    let client = client.clone();
+    factory.informer_for(
+        &resource,
+        || Indexers::new().with_namespace_index(),
+        |o| Api::<CompactObject>::dynamic(client, resource.clone(), o.namespace.as_deref()),
+    )
+}
+
+/// Registers the counting handler with `add`, starts the factory and measures `informer`'s
+/// sync (and updates, and a relist); the report's fields.
+async fn measure<S: Object, K: Object>(
+    factory: &SharedInformerFactory,
+    client: &Client,
+    informer: &SharedIndexInformer<S>,
     add: impl FnOnce(ResourceEventHandlerFuncs<K>),
-    len: impl Fn() -> usize,
     args: &Args,
     deadline: Instant,
 ) -> serde_json::Value {
@@ -187,8 +278,8 @@ async fn measure<K: Object>(
 
     let start = Instant::now();
     factory.start();
-    let synced = tokio::time::timeout_at(deadline.into(), factory.wait_for_cache_sync()).await;
-    if !synced.is_ok_and(|all| all.values().all(|s| *s)) {
+    let synced = tokio::time::timeout_at(deadline.into(), informer.wait_for_cache_sync()).await;
+    if synced != Ok(true) {
         eprintln!("sync timed out");
         std::process::exit(1);
     }
@@ -208,15 +299,57 @@ async fn measure<K: Object>(
         update_seconds = t.elapsed().as_secs_f64();
     }
     // Read before shutdown, as cgbench does while its informer still runs.
-    json!({
+    let mut fields = json!({
         "sync_seconds": sync_seconds,
-        "objects": len(),
+        "objects": informer.indexer().len(),
         "initial_adds": counts.adds.load(Ordering::Relaxed),
         "updates": counts.updates.load(Ordering::Relaxed),
         "update_seconds": update_seconds,
         "rss_bytes": rss_bytes(),
         "at_sync": at_sync.map(|p| p.to_json()),
-    })
+    });
+    if args.relist {
+        fields["peak_rss_sync_bytes"] = peak_rss_bytes().into();
+        let relist = relist(client, informer, &counts, deadline).await;
+        fields["relist_seconds"] = relist.into();
+        fields["peak_rss_relist_bytes"] = peak_rss_bytes().into();
+        fields["relists"] = informer.stats().reflector.relists.into();
+        fields["rss_after_relist_bytes"] = rss_bytes().into();
+    }
+    fields
+}
+
+/// Resets the peak RSS, makes the server expire every watch and waits until each cached
+/// object has come back as an update from the relist; the seconds that took.
+async fn relist<K: Object>(
+    client: &Client,
+    informer: &SharedIndexInformer<K>,
+    counts: &Counts,
+    deadline: Instant,
+) -> f64 {
+    reset_peak_rss();
+    let target = counts.updates.load(Ordering::Relaxed) + informer.indexer().len() as u64;
+    let start = Instant::now();
+    let req = http::Request::post(EXPIRE_WATCHES)
+        .body(Bytes::new())
+        .expect("a static request is valid");
+    if let Err(e) = client.request_bytes(req).await {
+        eprintln!(
+            "kcache-bench: {EXPIRE_WATCHES} failed (is the server kcache-testserver?): {}",
+            kcache_core::ErrorChain(&e)
+        );
+        std::process::exit(1);
+    }
+    while counts.updates.load(Ordering::Relaxed) < target {
+        if Instant::now() >= deadline {
+            eprintln!("timed out waiting for the relist");
+            std::process::exit(1);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    eprintln!("RELISTED");
+    seconds
 }
 
 #[cfg(test)]

@@ -7,6 +7,15 @@ pub fn peak_rss_bytes() -> u64 {
     status_bytes("VmHWM:")
 }
 
+/// Resets this process's peak RSS to its current RSS (writing `5` to `/proc/self/clear_refs`),
+/// so a later [`peak_rss_bytes`] is the peak of what followed. Reported, not fatal, where the
+/// kernel refuses.
+pub fn reset_peak_rss() {
+    if let Err(e) = std::fs::write("/proc/self/clear_refs", "5") {
+        eprintln!("kcache-bench: cannot reset the peak RSS: {e}");
+    }
+}
+
 /// Resident set size now (VmRSS), in bytes; 0 where /proc is unavailable.
 pub fn rss_bytes() -> u64 {
     status_bytes("VmRSS:")

@@ -2,16 +2,20 @@
 //! 1.16; `responsewriters.deferredResponseWriter`): a serialized response larger than 128 KiB is
 //! gzipped when the request's `Accept-Encoding` names `gzip`, with `Content-Encoding: gzip` and
 //! `Vary: Accept-Encoding`. Watch streams are written straight to the connection by the API
-//! server's watch handler and are never compressed; here, every streamed body (one with no
-//! known length) is passed through.
+//! server's watch handler and are never compressed; here, every streamed body of no known
+//! length is passed through. A list (streamed, of known length) is compressed as it streams.
 
 use std::io::Write as _;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
+use bytes::Bytes;
+use flate2::write::GzEncoder;
 use http::{header, HeaderMap, HeaderValue, Response};
-use http_body::Body as _;
+use http_body::{Body as _, Frame};
 use http_body_util::BodyExt;
 
-use crate::responses::{full, Body};
+use crate::responses::Body;
 
 /// Bodies of at most this many bytes are sent as they are (`defaultGzipThresholdBytes`).
 pub(crate) const GZIP_THRESHOLD: usize = 128 * 1024;
@@ -25,7 +29,8 @@ pub(crate) fn accepts_gzip(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.split(',').any(|t| t.trim() == "gzip"))
 }
 
-/// Gzips `resp` when its body is a known size over the threshold.
+/// Gzips `resp` when its body is a known size over the threshold. The body is compressed as it
+/// streams (a large list is never held whole, compressed or not).
 pub(crate) async fn gzip(resp: Response<Body>) -> Response<Body> {
     let large = resp
         .body()
@@ -36,41 +41,73 @@ pub(crate) async fn gzip(resp: Response<Body>) -> Response<Body> {
         return resp;
     }
     let (mut parts, body) = resp.into_parts();
-    let bytes = match body.collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(e) => {
-            tracing::warn!("response body could not be read for compression: {e}");
-            return Response::from_parts(parts, full(Vec::new()));
-        }
-    };
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts
+        .headers
+        .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+    parts
+        .headers
+        .append(header::VARY, HeaderValue::from_static("Accept-Encoding"));
     // Level 1, as newer API servers use (kubernetes#112296): nearly the ratio of higher levels
     // for a fraction of the CPU.
-    let mut enc = flate2::write::GzEncoder::new(
-        Vec::with_capacity(bytes.len() / 4),
-        flate2::Compression::fast(),
-    );
-    let compressed = enc.write_all(&bytes).and_then(|()| enc.finish());
-    match compressed {
-        Ok(out) => {
-            parts.headers.remove(header::CONTENT_LENGTH);
-            parts
-                .headers
-                .insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-            parts
-                .headers
-                .append(header::VARY, HeaderValue::from_static("Accept-Encoding"));
-            Response::from_parts(parts, full(out))
+    let encoder = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let body = GzipBody {
+        inner: body,
+        encoder: Some(encoder),
+    };
+    Response::from_parts(parts, body.boxed_unsync())
+}
+
+/// A body gzipped frame by frame.
+struct GzipBody {
+    inner: Body,
+    /// `None` once the trailer is written.
+    encoder: Option<GzEncoder<Vec<u8>>>,
+}
+
+impl http_body::Body for GzipBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        loop {
+            let Some(encoder) = this.encoder.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match ready!(Pin::new(&mut this.inner).poll_frame(cx)) {
+                Some(Ok(frame)) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    encoder.write_all(&data)?;
+                    let out = std::mem::take(encoder.get_mut());
+                    if !out.is_empty() {
+                        return Poll::Ready(Some(Ok(Frame::data(out.into()))));
+                    }
+                }
+                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                None => {
+                    let encoder = this.encoder.take().expect("checked above");
+                    let out = encoder.finish()?;
+                    return Poll::Ready(Some(Ok(Frame::data(out.into()))));
+                }
+            }
         }
-        Err(e) => {
-            tracing::warn!("gzip failed, sending the body uncompressed: {e}");
-            Response::from_parts(parts, full(bytes))
-        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.encoder.is_none()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::responses::full;
 
     #[test]
     fn reads_accept_encoding_as_the_api_server() {

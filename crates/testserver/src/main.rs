@@ -24,7 +24,9 @@ struct Args {
     /// Where to write the kubeconfig (default: a file in the temp dir).
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
-    /// Pre-create objects in namespace `default`: RESOURCE=COUNT (repeatable).
+    /// Pre-create objects: RESOURCE=COUNT (repeatable). `pods` are realistic deployment-style
+    /// pods (~4.3 KB of JSON each, as `cgbench -scenario podlist` writes them) spread over
+    /// namespaces `ns-0`…`ns-99`; other resources get small objects in namespace `default`.
     #[arg(long, value_name = "RESOURCE=COUNT")]
     seed: Vec<String>,
     /// Watch events kept per resource.
@@ -41,6 +43,9 @@ fn seed(server: &TestServer, spec: &str) -> Result<(), Error> {
         .split_once('=')
         .ok_or_else(|| bad("expected RESOURCE=COUNT"))?;
     let count: usize = count.parse().map_err(|_| bad("COUNT is not a number"))?;
+    if plural == "pods" {
+        return server.seed_realistic_pods(count);
+    }
     let api = server
         .api_resource(plural)
         .ok_or_else(|| bad("unknown resource"))?;
@@ -50,10 +55,8 @@ fn seed(server: &TestServer, spec: &str) -> Result<(), Error> {
         if api.namespaced {
             obj["metadata"]["namespace"] = json!("default");
         }
-        match plural {
-            "configmaps" => obj["data"] = json!({"key": format!("value-{i}")}),
-            "pods" => obj["spec"] = json!({"containers": [{"name": "c", "image": "busybox"}]}),
-            _ => {}
+        if plural == "configmaps" {
+            obj["data"] = json!({"key": format!("value-{i}")});
         }
         server.create(&api, obj).map_err(|s| bad(&s.to_string()))?;
     }

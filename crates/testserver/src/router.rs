@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::{header, HeaderMap, Method, Request, Response};
+use http::{header, HeaderMap, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 
 use crate::auth;
@@ -13,7 +13,7 @@ use crate::convert;
 use crate::faults::RequestInfo;
 use crate::handlers::{discovery, dispatch, Target};
 use crate::query::Query;
-use crate::responses::{full, ApiError, ApiResult, Body, Streamed};
+use crate::responses::{full, json_value, ApiError, ApiResult, Body, Streamed};
 use crate::state::ServerState;
 
 /// What a path addresses.
@@ -119,6 +119,21 @@ fn wants_pretty(raw_query: Option<&str>, headers: &HeaderMap) -> bool {
         .any(|p| agent.starts_with(p))
 }
 
+/// The admin endpoint of [`crate::TestServer::expire_watches`] (not an API path: no real
+/// server serves it), for benchmarks that drive a client in another process.
+pub(crate) const EXPIRE_WATCHES: &str = "/testserver/expire-watches";
+
+fn expire_watches(state: &ServerState, method: &Method) -> ApiResult {
+    if method != Method::POST {
+        return Err(ApiError::method_not_allowed());
+    }
+    let rev = crate::server::expire_watches(state);
+    Ok(json_value(
+        StatusCode::OK,
+        &serde_json::json!({"resourceVersion": rev.to_string()}),
+    ))
+}
+
 async fn route<B>(state: &Arc<ServerState>, req: Request<B>) -> ApiResult
 where
     B: http_body::Body<Data = Bytes>,
@@ -134,6 +149,9 @@ where
     }
     if path != "/version" {
         auth::check(state.config.token.as_deref(), &parts.headers)?;
+    }
+    if path == EXPIRE_WATCHES {
+        return expire_watches(state, &parts.method);
     }
     let query = Query::parse(parts.uri.query());
     let route = parse_path(state, &path)?;

@@ -42,7 +42,7 @@ struct Listening {
 /// Data lives in memory; [`TestServer::restart`] keeps it. Dropping the handle stops the
 /// server and closes every connection.
 pub struct TestServer {
-    state: Arc<ServerState>,
+    pub(crate) state: Arc<ServerState>,
     addr: SocketAddr,
     tls: Option<TlsAcceptor>,
     ca_pem: Option<String>,
@@ -229,6 +229,14 @@ impl TestServer {
         self.state.storage.compact();
     }
 
+    /// Forces every client to relist: the revision moves on, all history is compacted through
+    /// it and every watch is cut, so a re-watch from the last resourceVersion a client saw gets
+    /// 410 Gone (what an etcd compaction does to a client that fell behind). Returns the new
+    /// revision. Over HTTP: `POST /testserver/expire-watches`.
+    pub fn expire_watches(&self) -> u64 {
+        expire_watches(&self.state)
+    }
+
     /// Fails the next `n` requests matching `matcher` with `failure`.
     pub fn fail_next(&self, n: usize, matcher: RequestMatch, failure: Failure) {
         self.state.faults.fail_next(n, matcher, failure);
@@ -285,6 +293,13 @@ impl Drop for TestServer {
             let _ = l.stop.send(true);
         }
     }
+}
+
+/// [`TestServer::expire_watches`] on a server's state (the admin endpoint shares it).
+pub(crate) fn expire_watches(state: &ServerState) -> u64 {
+    let rev = state.storage.compact_past_now();
+    let _ = state.watch_control.send(WatchControl::Cut);
+    rev
 }
 
 /// The built-in namespaces resource.

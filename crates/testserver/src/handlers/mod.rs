@@ -2,6 +2,7 @@
 
 mod delete;
 pub(crate) mod discovery;
+mod list_body;
 mod options;
 mod patch;
 mod read;

@@ -2,15 +2,17 @@
 
 use std::sync::Arc;
 
-use bytes::{BufMut, BytesMut};
-use http::StatusCode;
+use bytes::Bytes;
+use http::{header, Response, StatusCode};
+use http_body_util::BodyExt;
 use kcache_core::StatusCause;
 use serde_json::Value;
 
+use super::list_body::ListBody;
 use super::options::{forbidden, not_supported, options_invalid};
 use super::Target;
 use crate::query::{go_quote, Query};
-use crate::responses::{json_response, json_value, ApiError, ApiResult};
+use crate::responses::{json_response, json_value, ApiError, ApiResult, Body};
 use crate::state::ServerState;
 use crate::storage::{Continue, ListAt, ListError, Page};
 
@@ -155,17 +157,18 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
             return Err(ApiError::too_large_rv(requested, current))
         }
     };
-    Ok(json_response(StatusCode::OK, list_body(t, &page)))
+    Ok(list_response(t, page))
 }
 
-/// Serializes a page outside any lock: the stored JSON of each item is copied, into a list
-/// written in the API server's field order (`kind`, `apiVersion`, `metadata`, `items` for
-/// built-in types; sorted keys for custom resources, as their unstructured lists are).
+/// The list response, streamed from the page's stored items (see [`ListBody`]): the stored
+/// JSON of each item is copied into a list written in the API server's field order (`kind`,
+/// `apiVersion`, `metadata`, `items` for built-in types; sorted keys for custom resources, as
+/// their unstructured lists are).
 ///
 /// The items of a built-in list are Go structs whose TypeMeta is empty, so the API server
 /// writes them without `kind` and `apiVersion`; a stored built-in object starts with exactly
 /// those two fields, which are skipped. Custom resources keep theirs, as on the real server.
-fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
+fn list_response(t: &Target, page: Page) -> Response<Body> {
     let mut meta = serde_json::json!({"resourceVersion": page.rv.to_string()});
     if let Some(after) = &page.next_after {
         meta["continue"] = Continue {
@@ -180,7 +183,9 @@ fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
     }
     let shell = serde_json::json!({"kind": t.res.list_kind(), "apiVersion": t.res.api.api_version(),
                                    "metadata": meta, "items": []});
-    let shell = crate::wire::to_vec(&shell);
+    let mut shell = crate::wire::to_vec(&shell);
+    shell.push(b'\n');
+    let shell = Bytes::from(shell);
     // Only the kind, apiVersion and metadata strings precede it, and none holds a quote.
     const ITEMS: &[u8] = b"\"items\":[";
     let at = shell
@@ -188,9 +193,6 @@ fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
         .position(|w| w == ITEMS)
         .expect("the shell has an items key")
         + ITEMS.len();
-    let size: usize = page.items.iter().map(|o| o.json.len() + 1).sum();
-    let mut b = BytesMut::with_capacity(size + shell.len() + 1);
-    b.put_slice(&shell[..at]);
     let type_meta = t.res.builtin.then(|| {
         format!(
             "{{\"kind\":\"{}\",\"apiVersion\":\"{}\",",
@@ -198,22 +200,10 @@ fn list_body(t: &Target, page: &Page) -> bytes::Bytes {
             t.res.api.api_version()
         )
     });
-    for (i, o) in page.items.iter().enumerate() {
-        if i > 0 {
-            b.put_u8(b',');
-        }
-        match type_meta
-            .as_deref()
-            .and_then(|p| o.json.strip_prefix(p.as_bytes()))
-        {
-            Some(rest) => {
-                b.put_u8(b'{');
-                b.put_slice(rest);
-            }
-            None => b.put_slice(&o.json),
-        }
-    }
-    b.put_slice(&shell[at..]);
-    b.put_u8(b'\n');
-    b.freeze()
+    let body = ListBody::new(shell.slice(..at), page.items, type_meta, shell.slice(at..));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(body.boxed_unsync())
+        .expect("static headers are valid")
 }

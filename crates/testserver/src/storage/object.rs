@@ -44,6 +44,10 @@ impl Stored {
             .iter()
             .map(|p| (p.clone(), lookup_path(value, p).unwrap_or_default()))
             .collect();
+        // Exactly sized: a serializer's buffer grows by doubling, and a store of a million
+        // objects would otherwise carry up to twice their JSON.
+        let mut json = crate::wire::to_vec(value);
+        json.shrink_to_fit();
         Stored {
             rv,
             key: object_key(namespace.as_deref(), &name).into(),
@@ -51,7 +55,7 @@ impl Stored {
             name,
             labels,
             fields,
-            json: Bytes::from(crate::wire::to_vec(value)),
+            json: Bytes::from(json),
         }
     }
 
