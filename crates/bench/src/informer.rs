@@ -105,7 +105,7 @@ pub struct Args {
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
-fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let (number, unit) = match s.find(|c: char| c.is_ascii_alphabetic()) {
         Some(i) => s.split_at(i),
         None => (s, "s"),
@@ -136,7 +136,9 @@ pub fn run(args: Args) {
         std::process::exit(2);
     }
     if args.metadata && args.storage == Storage::Object {
-        eprintln!("kcache-bench: --metadata caches PartialObjectMeta; use --storage plain or compact");
+        eprintln!(
+            "kcache-bench: --metadata caches PartialObjectMeta; use --storage plain or compact"
+        );
         std::process::exit(2);
     }
     crate::heap::release_freed_memory_promptly();
