@@ -355,17 +355,18 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 if self.closed.load(Ordering::Acquire) {
                     return;
                 }
-                self.deliver(n);
-                // One clock read per call: each call's end is the next one's start.
-                let ended = std::time::Instant::now();
-                self.latency.observe(ended - started);
-                started = ended;
+                started = self.deliver(n, started);
             }
         }
     }
 
-    fn deliver(&self, n: &Notification<K>) {
+    /// Calls the handler with `n` (begun at `started`), records the call's latency before the
+    /// call counts as delivered (so whoever waits on the count sees the observation too), and
+    /// returns when it ended: one clock read per call, each call's end the next one's start.
+    fn deliver(&self, n: &Notification<K>, started: std::time::Instant) -> std::time::Instant {
         let result = catch_unwind(AssertUnwindSafe(|| n.deliver(self.handler.as_ref())));
+        let ended = std::time::Instant::now();
+        self.latency.observe(ended - started);
         if let Err(panic) = result {
             self.panics.fetch_add(1, Ordering::AcqRel);
             let msg = panic
@@ -385,6 +386,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
         if initial && self.initial_pending() == 0 {
             self.signal.notify();
         }
+        ended
     }
 
     /// How long this handler's calls took.
