@@ -17,7 +17,7 @@ use kcache_informer::{
 };
 use kcache_reflector::WatchListMode;
 use kcache_store::{IndexValues, Indexers};
-use kcache_testserver::TestCluster;
+use kcache_testserver::{TestCluster, ROOT_CA_CONFIGMAP};
 use kcache_transport::decode::WatchEventStream;
 use kcache_transport::{Api, Client, Config};
 use parking_lot::Mutex;
@@ -273,7 +273,21 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
         .get_by_key(&format!("{ns}/a"))
         .expect("metadata cached");
     assert_eq!((meta.name(), meta.label("app")), ("a", Some("a")));
-    assert_eq!(metadata.len(), 2);
+    // A full cluster also publishes its root CA into every namespace.
+    let ours = |names: Vec<String>| {
+        let mut n: Vec<String> = names
+            .into_iter()
+            .filter(|n| n != ROOT_CA_CONFIGMAP)
+            .collect();
+        n.sort();
+        n
+    };
+    let names = metadata
+        .list()
+        .iter()
+        .map(|m| m.name().to_string())
+        .collect();
+    assert_eq!(ours(names), ["a", "b"]);
     assert_eq!(a.get(&["data", "k"]).and_then(|v| v.as_str()), Some("a"));
 
     let patch = cluster
@@ -286,10 +300,16 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
         .await
         .unwrap();
     assert_eq!(patch.status, 200);
-    let updated = tokio::time::timeout(Duration::from_secs(15), updates.recv())
-        .await
-        .expect("the change reaches the handler")
-        .unwrap();
+    let updated = tokio::time::timeout(Duration::from_secs(15), async {
+        loop {
+            let cm = updates.recv().await.expect("the informer runs");
+            if cm.metadata.name.as_deref() == Some("b") {
+                break cm;
+            }
+        }
+    })
+    .await
+    .expect("the change reaches the handler");
     assert_eq!(updated.data.as_ref().unwrap()["k"], "changed");
     assert_eq!(*updated, api.get("b").await.unwrap());
     factory.shutdown().await;
