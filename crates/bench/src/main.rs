@@ -12,6 +12,7 @@ mod heap;
 mod informer;
 mod objects;
 mod podsync;
+mod relist;
 mod report;
 mod store;
 mod workqueue;
@@ -36,6 +37,8 @@ enum Scenario {
     Store(store::Args),
     /// A DeltaFIFO into an indexer: one producer adds and updates, one consumer applies.
     Fifo(fifo::Args),
+    /// A 100k relist into a full cache: RealFIFO's deltas, or with --atomic one unit in one write.
+    Relist(relist::Args),
     /// An informer over a PodList fixture: sync, memory kept per pod, then update fan-out.
     Podsync(podsync::Args),
     /// A ConfigMap informer against a server: time to sync, then to N update notifications.
@@ -52,6 +55,7 @@ fn main() {
         Scenario::Workqueue(args) => workqueue::run(args),
         Scenario::Store(args) => store::run(args),
         Scenario::Fifo(args) => fifo::run(args),
+        Scenario::Relist(args) => relist::run(args),
         Scenario::Podsync(args) => podsync::run(args),
         Scenario::Informer(args) => informer::run(args),
         Scenario::Seed(args) => configmaps::seed(args),

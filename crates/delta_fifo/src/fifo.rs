@@ -14,14 +14,14 @@ use crate::in_order::InOrderQueue;
 use crate::initial_sync::InitialSync;
 use crate::keyed::KeyedQueue;
 use crate::popped::{Finished, Outcome};
-use crate::rules::{KnownView, Processing, QueueRules};
+use crate::rules::{KnownView, Processing, QueueRules, Taken};
 use crate::{
     Delta, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, Error, FifoMode, Popped, PoppedBatch,
     PoppedEntry, TransformFunc,
 };
 
-/// client-go's `DeltaFIFO` (and, with [`FifoMode::Real`], its `RealFIFO`): the queue between a
-/// reflector and an informer's cache.
+/// client-go's `DeltaFIFO` (and, with [`FifoMode::Real`] or [`FifoMode::Atomic`], its `RealFIFO`):
+/// the queue between a reflector and an informer's cache.
 ///
 /// Producers (the reflector, through [`ReflectorStore`]) never wait for consumers: a consumer's
 /// processing runs without the lock (client-go #103789). Deltas of a key being processed wait
@@ -58,6 +58,8 @@ struct State<K> {
     spare_inbox: Vec<(ObjectKey, Delta<K>, Instant)>,
     rules: Box<dyn QueueRules<K>>,
     processing: Processing<K>,
+    /// An atomic unit is being processed: nothing else is handed out until it is done.
+    atomic_processing: bool,
     sync: InitialSync,
     closed: bool,
     /// Consumers waiting in `pop` (async) and `pop_blocking`; producers wake them only if any.
@@ -81,9 +83,10 @@ impl<K: Object> DeltaFifo<K> {
     pub fn new(options: DeltaFifoOptions<K>) -> Self {
         let rules: Box<dyn QueueRules<K>> = match options.mode {
             FifoMode::Delta => Box::new(KeyedQueue::new()),
-            FifoMode::Real => Box::new(InOrderQueue::new()),
+            FifoMode::Real => Box::new(InOrderQueue::new(false)),
+            FifoMode::Atomic => Box::new(InOrderQueue::new(true)),
         };
-        let replaced = if options.emit_delta_type_replaced || options.mode == FifoMode::Real {
+        let replaced = if options.emit_delta_type_replaced || options.mode != FifoMode::Delta {
             DeltaType::Replaced
         } else {
             DeltaType::Sync
@@ -97,6 +100,7 @@ impl<K: Object> DeltaFifo<K> {
                 spare_inbox: Vec::new(),
                 rules,
                 processing: Processing::default(),
+                atomic_processing: false,
                 sync: InitialSync::default(),
                 closed: false,
                 waiting_async: 0,
@@ -140,9 +144,14 @@ impl<K: Object> DeltaFifo<K> {
     /// A relist: `Replaced` (or `Sync` when `emit_delta_type_replaced` is off, in Delta mode)
     /// for every item, and a `Deleted` tombstone for every queued or known key the list lacks.
     /// All items are transformed first, so a transformer error leaves the queue unchanged.
+    ///
+    /// In [`FifoMode::Atomic`] the whole list is queued as one [`crate::AtomicEvent::ReplacedAll`]
+    /// instead, and the consumer works out the deletions against its cache.
     pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
-        let _ = resource_version;
-        self.replace_keyed(items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj)))
+        self.replace_keyed(
+            items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj)),
+            resource_version,
+        )
     }
 
     /// [`DeltaFifo::replace`] with each item's key ([`ObjectKey::of`] the item) already built.
@@ -151,12 +160,15 @@ impl<K: Object> DeltaFifo<K> {
         items: Vec<(ObjectKey, Arc<K>)>,
         resource_version: &str,
     ) -> Result<(), Error> {
-        let _ = resource_version;
-        self.replace_keyed(items.into_iter())
+        self.replace_keyed(items.into_iter(), resource_version)
     }
 
     /// Both replaces: the keyed items are transformed and collected in one pass.
-    fn replace_keyed(&self, items: impl Iterator<Item = (ObjectKey, Arc<K>)>) -> Result<(), Error> {
+    fn replace_keyed(
+        &self,
+        items: impl Iterator<Item = (ObjectKey, Arc<K>)>,
+        resource_version: &str,
+    ) -> Result<(), Error> {
         let items = items
             .map(|(key, obj)| {
                 let obj = self.transform(&key, obj)?;
@@ -169,18 +181,17 @@ impl<K: Object> DeltaFifo<K> {
             known: self.known_objects.as_deref(),
             processing: &st_ref.processing,
         };
-        let count = st_ref.rules.replace(items, self.replaced, &known);
+        let count = st_ref
+            .rules
+            .replace(items, resource_version, self.replaced, &known);
         st_ref.sync.replaced(count);
         self.unlock_and_wake(st);
         Ok(())
     }
 
     /// Queues a `Sync` delta for every known object with nothing queued; a no-op without known
-    /// objects.
+    /// objects. In [`FifoMode::Atomic`], queues one [`crate::AtomicEvent::SyncAll`] instead.
     pub fn resync(&self) -> Result<(), Error> {
-        if self.known_objects.is_none() {
-            return Ok(());
-        }
         let mut st = self.locked();
         let st_ref = &mut *st;
         let known = KnownView {
@@ -193,7 +204,9 @@ impl<K: Object> DeltaFifo<K> {
     }
 
     /// Waits for the next entry, runs `process(deltas, is_in_initial_list)` without holding the
-    /// lock, and returns its result. [`Error::Closed`] once closed and drained.
+    /// lock, and returns its result. [`Error::Closed`] once closed and drained. An atomic unit
+    /// ([`FifoMode::Atomic`]) comes with no deltas: pop with [`DeltaFifo::pop_guard`] or
+    /// [`DeltaFifo::pop_batch`] to read it ([`PoppedEntry::atomic`]).
     pub async fn pop<R>(&self, process: impl FnOnce(&Deltas<K>, bool) -> R) -> Result<R, Error> {
         let popped = self.pop_guard().await?;
         Ok(process(popped.deltas(), popped.is_in_initial_list()))
@@ -378,17 +391,30 @@ impl<K: Object> DeltaFifo<K> {
 
     /// The next poppable entry, `Err(Closed)` when closed and drained, `None` to wait.
     fn try_take(&self, st: &mut State<K>) -> Option<Result<PoppedEntry<K>, Error>> {
-        match st.rules.take(&st.processing) {
-            Some((key, deltas)) => {
+        let taken = if st.atomic_processing {
+            None
+        } else {
+            st.rules.take(&st.processing)
+        };
+        match taken {
+            Some(Taken::Key(key, deltas)) => {
                 let after = deltas.newest().and_then(Delta::resulting_object);
                 st.processing.insert(key.clone(), after);
                 let (is_in_initial_list, counted) = st.sync.popped();
                 Some(Ok(PoppedEntry {
                     key,
                     deltas,
+                    atomic: None,
                     is_in_initial_list,
                     counted,
                 }))
+            }
+            Some(Taken::Atomic(event)) => {
+                st.atomic_processing = true;
+                let (is_in_initial_list, counted) = st.sync.popped();
+                let mut entry = PoppedEntry::from_atomic(event, is_in_initial_list);
+                entry.counted = counted;
+                Some(Ok(entry))
             }
             None if st.closed && st.rules.depth() == 0 => Some(Err(Error::Closed)),
             None => None,
@@ -399,10 +425,18 @@ impl<K: Object> DeltaFifo<K> {
     pub(crate) fn finish(&self, finished: impl IntoIterator<Item = Finished<K>>) {
         let mut st = self.locked();
         for f in finished {
-            st.processing.remove(&f.key);
+            if f.was_atomic {
+                st.atomic_processing = false;
+            } else {
+                st.processing.remove(&f.key);
+            }
             match f.outcome {
                 Outcome::Requeue(deltas) => {
                     st.rules.requeue(f.key, deltas);
+                    st.sync.requeued(f.counted);
+                }
+                Outcome::RequeueAtomic(event) => {
+                    st.rules.requeue_atomic(event);
                     st.sync.requeued(f.counted);
                 }
                 Outcome::Done(emptied) => {

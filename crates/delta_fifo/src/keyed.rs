@@ -8,7 +8,7 @@ use ahash::{AHashMap, AHashSet};
 use kcache_core::ObjectKey;
 use tokio::time::Instant;
 
-use crate::rules::{KnownView, Processing, QueueRules};
+use crate::rules::{KnownView, Processing, QueueRules, Taken};
 use crate::{Delta, DeltaObject, DeltaType, Deltas};
 
 /// Emptied delta lists kept for reuse, at most this many...
@@ -87,6 +87,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
     fn replace(
         &mut self,
         items: Vec<(ObjectKey, Arc<K>)>,
+        _resource_version: &str,
         replaced: DeltaType,
         known: &KnownView<'_, K>,
     ) -> usize {
@@ -146,7 +147,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         }
     }
 
-    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>)> {
+    fn take(&mut self, processing: &Processing<K>) -> Option<Taken<K>> {
         let i = if processing.is_empty() {
             0
         } else {
@@ -156,7 +157,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         };
         let (key, _) = self.queue.remove(i)?;
         let deltas = self.items.remove(&key)?;
-        Some((key, Deltas(deltas)))
+        Some(Taken::Key(key, Deltas(deltas)))
     }
 
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>) {
@@ -233,9 +234,9 @@ mod tests {
             known: None,
             processing: &processing,
         };
-        let first = q.replace(listed(1000), DeltaType::Replaced, &known);
+        let first = q.replace(listed(1000), "1", DeltaType::Replaced, &known);
         let (items, queue) = (q.items.capacity(), q.queue.capacity());
-        let again = q.replace(listed(1000), DeltaType::Replaced, &known);
+        let again = q.replace(listed(1000), "2", DeltaType::Replaced, &known);
         assert_eq!((first, again), (1000, 1000));
         assert_eq!(q.items.capacity(), items);
         assert_eq!(q.queue.capacity(), queue);

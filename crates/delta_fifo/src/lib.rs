@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod atomic;
 mod delta;
 mod error;
 mod fifo;
@@ -11,6 +12,7 @@ mod popped;
 mod queue;
 mod rules;
 
+pub use atomic::AtomicEvent;
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
 pub use error::Error;
 pub use fifo::{DeltaFifo, QueueMetrics};

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod atomic;
 mod error;
 mod factory;
 mod handler;
@@ -22,6 +23,7 @@ pub use handler::{
     DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
 };
 pub use informer::{HandlerStats, InformerStats, SharedIndexInformer, MINIMUM_RESYNC_PERIOD};
+pub use kcache_delta_fifo::FifoMode;
 pub use listener::OverflowPolicy;
 #[cfg(feature = "prometheus")]
 pub use metrics::InformerCollector;
