@@ -14,6 +14,7 @@ mod informer;
 mod many;
 mod objects;
 mod podsync;
+mod relist;
 mod report;
 mod store;
 mod typed_read;
@@ -39,6 +40,8 @@ enum Scenario {
     Store(store::Args),
     /// A DeltaFIFO into an indexer: one producer adds and updates, one consumer applies.
     Fifo(fifo::Args),
+    /// A 100k relist into a full cache: RealFIFO's deltas, or with --atomic one unit in one write.
+    Relist(relist::Args),
     /// An informer over a PodList fixture: sync, memory kept per pod, then update fan-out.
     Podsync(podsync::Args),
     /// A typed read (`get_by_key`) of every cached pod of a PodList fixture.
@@ -77,6 +80,7 @@ fn main() {
         Scenario::Workqueue(args) => workqueue::run(args),
         Scenario::Store(args) => store::run(args),
         Scenario::Fifo(args) => fifo::run(args),
+        Scenario::Relist(args) => relist::run(args),
         Scenario::Podsync(args) => podsync::run(args),
         Scenario::TypedRead(args) => typed_read::run(args),
         Scenario::Informer(args) => informer::run(args),

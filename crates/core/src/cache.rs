@@ -71,6 +71,31 @@ pub trait CacheWriter<K>: Send + Sync {
         }
     }
 
+    /// A relist applied as one write (client-go's `Store.Replace`, which an informer on an
+    /// atomic FIFO calls for a `ReplacedAll`): afterwards the cache holds `objs` and none of the
+    /// `stale` keys; other cached objects stay. `written` gets each object's result in order,
+    /// as in [`CacheWriter::upsert_batch`] (an object whose write fails is not written and its
+    /// key keeps what it had). The informer passes as `stale` every cached key the list lacks.
+    ///
+    /// A cache that can should override it so that no reader ever sees part of the relist
+    /// (kcache-store's `Indexer` builds the new content beside the old and swaps it in). The
+    /// default is not atomic: it deletes the stale keys, then upserts `objs` as one batch. An
+    /// `Err` means a stale key could not be deleted; nothing after it was written.
+    fn replace_all(
+        &self,
+        objs: &[&Arc<K>],
+        stale: &[ObjectKey],
+        resource_version: &str,
+        written: &mut dyn FnMut(Result<Option<Arc<K>>, StoreError>),
+    ) -> Result<(), StoreError> {
+        let _ = resource_version;
+        for key in stale {
+            self.delete_by_key(key.as_str())?;
+        }
+        self.upsert_batch(objs, written);
+        Ok(())
+    }
+
     /// Removes the object with `obj`'s key (as the cache computes keys) and returns it.
     fn delete(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError>;
 
@@ -113,6 +138,15 @@ impl<K, T: CacheWriter<K> + ?Sized> CacheWriter<K> for Arc<T> {
         written: &mut dyn FnMut(Result<Option<Arc<K>>, StoreError>),
     ) {
         (**self).upsert_batch(objs, written)
+    }
+    fn replace_all(
+        &self,
+        objs: &[&Arc<K>],
+        stale: &[ObjectKey],
+        resource_version: &str,
+        written: &mut dyn FnMut(Result<Option<Arc<K>>, StoreError>),
+    ) -> Result<(), StoreError> {
+        (**self).replace_all(objs, stale, resource_version, written)
     }
     fn delete(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError> {
         (**self).delete(obj)

@@ -14,14 +14,14 @@ use crate::initial_sync::InitialSync;
 use crate::keyed::KeyedQueue;
 use crate::popped::{Finished, Outcome};
 use crate::progress::Progress;
-use crate::rules::{KnownView, Processing, QueueRules, Stamp};
+use crate::rules::{KnownView, Processing, QueueRules, Stamp, Taken};
 use crate::{
     Delta, DeltaFifoOptions, DeltaObject, DeltaType, Deltas, Error, FifoMode, Popped, PoppedBatch,
     PoppedEntry, ResourceVersionObserver, TransformFunc,
 };
 
-/// client-go's `DeltaFIFO` (and, with [`FifoMode::Real`], its `RealFIFO`): the queue between a
-/// reflector and an informer's cache.
+/// client-go's `DeltaFIFO` (and, with [`FifoMode::Real`] or [`FifoMode::Atomic`], its `RealFIFO`):
+/// the queue between a reflector and an informer's cache.
 ///
 /// Producers (the reflector, through [`ReflectorStore`]) never wait for consumers: a consumer's
 /// processing runs without the lock (client-go #103789). Deltas of a key being processed wait
@@ -61,6 +61,8 @@ struct State<K> {
     spare_inbox: Vec<(ObjectKey, Delta<K>, Stamp)>,
     rules: Box<dyn QueueRules<K>>,
     processing: Processing<K>,
+    /// An atomic unit is being processed: nothing else is handed out until it is done.
+    atomic_processing: bool,
     sync: InitialSync,
     /// The resourceVersion the consumer's cache reflects, and the marks that move it.
     progress: Progress,
@@ -86,9 +88,10 @@ impl<K: Object> DeltaFifo<K> {
     pub fn new(options: DeltaFifoOptions<K>) -> Self {
         let rules: Box<dyn QueueRules<K>> = match options.mode {
             FifoMode::Delta => Box::new(KeyedQueue::new()),
-            FifoMode::Real => Box::new(InOrderQueue::new()),
+            FifoMode::Real => Box::new(InOrderQueue::new(false)),
+            FifoMode::Atomic => Box::new(InOrderQueue::new(true)),
         };
-        let replaced = if options.emit_delta_type_replaced || options.mode == FifoMode::Real {
+        let replaced = if options.emit_delta_type_replaced || options.mode != FifoMode::Delta {
             DeltaType::Replaced
         } else {
             DeltaType::Sync
@@ -103,6 +106,7 @@ impl<K: Object> DeltaFifo<K> {
                 spare_inbox: Vec::new(),
                 rules,
                 processing: Processing::default(),
+                atomic_processing: false,
                 sync: InitialSync::default(),
                 progress: Progress::default(),
                 closed: false,
@@ -152,9 +156,14 @@ impl<K: Object> DeltaFifo<K> {
     /// All items are transformed first, so a transformer error leaves the queue unchanged.
     /// Once every entry it queued is processed, the consumer's cache reflects `resource_version`
     /// (see [`DeltaFifo::last_store_sync_resource_version`]).
+    ///
+    /// In [`FifoMode::Atomic`] the whole list is queued as one [`crate::AtomicEvent::ReplacedAll`]
+    /// instead, and the consumer works out the deletions against its cache.
     pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), Error> {
-        let items = items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj));
-        self.replace_keyed(items, resource_version)
+        self.replace_keyed(
+            items.into_iter().map(|obj| (ObjectKey::of(&*obj), obj)),
+            resource_version,
+        )
     }
 
     /// [`DeltaFifo::replace`] with each item's key ([`ObjectKey::of`] the item) already built.
@@ -186,20 +195,21 @@ impl<K: Object> DeltaFifo<K> {
             known: self.known_objects.as_deref(),
             processing: &st_ref.processing,
         };
-        let count = st_ref
-            .rules
-            .replace(items, self.replaced, &known, Stamp::now(seq));
+        let count = st_ref.rules.replace(
+            items,
+            resource_version,
+            self.replaced,
+            &known,
+            Stamp::now(seq),
+        );
         st_ref.sync.replaced(count);
         self.unlock_and_wake(st);
         Ok(())
     }
 
     /// Queues a `Sync` delta for every known object with nothing queued; a no-op without known
-    /// objects.
+    /// objects. In [`FifoMode::Atomic`], queues one [`crate::AtomicEvent::SyncAll`] instead.
     pub fn resync(&self) -> Result<(), Error> {
-        if self.known_objects.is_none() {
-            return Ok(());
-        }
         let mut st = self.locked();
         let seq = self.write_seq(&mut st);
         let st_ref = &mut *st;
@@ -237,7 +247,9 @@ impl<K: Object> DeltaFifo<K> {
     }
 
     /// Waits for the next entry, runs `process(deltas, is_in_initial_list)` without holding the
-    /// lock, and returns its result. [`Error::Closed`] once closed and drained.
+    /// lock, and returns its result. [`Error::Closed`] once closed and drained. An atomic unit
+    /// ([`FifoMode::Atomic`]) comes with no deltas: pop with [`DeltaFifo::pop_guard`] or
+    /// [`DeltaFifo::pop_batch`] to read it ([`PoppedEntry::atomic`]).
     pub async fn pop<R>(&self, process: impl FnOnce(&Deltas<K>, bool) -> R) -> Result<R, Error> {
         let popped = self.pop_guard().await?;
         Ok(process(popped.deltas(), popped.is_in_initial_list()))
@@ -424,8 +436,13 @@ impl<K: Object> DeltaFifo<K> {
 
     /// The next poppable entry, `Err(Closed)` when closed and drained, `None` to wait.
     fn try_take(&self, st: &mut State<K>) -> Option<Result<PoppedEntry<K>, Error>> {
-        match st.rules.take(&st.processing) {
-            Some((key, deltas, stamp)) => {
+        let taken = if st.atomic_processing {
+            None
+        } else {
+            st.rules.take(&st.processing)
+        };
+        match taken {
+            Some(Taken::Key(key, deltas, stamp)) => {
                 let after = deltas.newest().and_then(Delta::resulting_object);
                 st.processing.insert(key.clone(), after);
                 st.progress.taken(stamp.seq);
@@ -433,10 +450,20 @@ impl<K: Object> DeltaFifo<K> {
                 Some(Ok(PoppedEntry {
                     key,
                     deltas,
+                    atomic: None,
                     is_in_initial_list,
                     counted,
                     seq: stamp.seq,
                 }))
+            }
+            Some(Taken::Atomic(event, stamp)) => {
+                st.atomic_processing = true;
+                st.progress.taken(stamp.seq);
+                let (is_in_initial_list, counted) = st.sync.popped();
+                let mut entry = PoppedEntry::from_atomic(event, is_in_initial_list);
+                entry.counted = counted;
+                entry.seq = stamp.seq;
+                Some(Ok(entry))
             }
             None if st.closed && st.rules.depth() == 0 => Some(Err(Error::Closed)),
             None => None,
@@ -447,12 +474,20 @@ impl<K: Object> DeltaFifo<K> {
     pub(crate) fn finish(&self, finished: impl IntoIterator<Item = Finished<K>>) {
         let mut st = self.locked();
         for f in finished {
-            st.processing.remove(&f.key);
-            let requeued = matches!(f.outcome, Outcome::Requeue(_));
+            if f.was_atomic {
+                st.atomic_processing = false;
+            } else {
+                st.processing.remove(&f.key);
+            }
+            let requeued = matches!(f.outcome, Outcome::Requeue(_) | Outcome::RequeueAtomic(_));
             st.progress.finished(f.seq, requeued);
             match f.outcome {
                 Outcome::Requeue(deltas) => {
                     st.rules.requeue(f.key, deltas, Stamp::now(f.seq));
+                    st.sync.requeued(f.counted);
+                }
+                Outcome::RequeueAtomic(event) => {
+                    st.rules.requeue_atomic(event, Stamp::now(f.seq));
                     st.sync.requeued(f.counted);
                 }
                 Outcome::Done(emptied) => {

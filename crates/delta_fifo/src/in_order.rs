@@ -1,68 +1,134 @@
-//! Real mode: client-go's `RealFIFO` rules — every delta its own entry, in arrival order.
+//! Real and Atomic modes: client-go's `RealFIFO` rules — every delta its own entry, in arrival
+//! order, handed out from the head only; in Atomic mode a relist or resync is one entry.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::rules::{KnownView, Processing, QueueRules, Stamp};
-use crate::{Delta, DeltaObject, DeltaType, Deltas};
 use ahash::{AHashMap, AHashSet};
 use kcache_core::ObjectKey;
 
-/// One queued delta with its key and arrival time.
-struct Entry<K> {
-    key: ObjectKey,
-    delta: Delta<K>,
-    since: Stamp,
+use crate::rules::{KnownView, Processing, QueueRules, Stamp, Taken};
+use crate::{AtomicEvent, Delta, DeltaObject, DeltaType, Deltas};
+
+/// One queued entry with its arrival time.
+enum Entry<K> {
+    /// A delta of one key.
+    Delta {
+        key: ObjectKey,
+        delta: Delta<K>,
+        since: Stamp,
+    },
+    /// A whole relist or resync (Atomic mode).
+    Atomic { event: AtomicEvent<K>, since: Stamp },
+}
+
+impl<K> Entry<K> {
+    fn delta(key: ObjectKey, delta: Delta<K>, stamp: Stamp) -> Self {
+        Entry::Delta {
+            key,
+            delta,
+            since: stamp,
+        }
+    }
+
+    /// The key of a delta; `None` for an atomic unit.
+    fn key(&self) -> Option<&ObjectKey> {
+        match self {
+            Entry::Delta { key, .. } => Some(key),
+            Entry::Atomic { .. } => None,
+        }
+    }
+
+    fn since(&self) -> Stamp {
+        match self {
+            Entry::Delta { since, .. } | Entry::Atomic { since, .. } => *since,
+        }
+    }
 }
 
 /// Every delta in arrival order; nothing is merged.
 pub(crate) struct InOrderQueue<K> {
     items: VecDeque<Entry<K>>,
+    /// client-go's `AtomicEvents`: `replace` and `resync` queue one [`AtomicEvent`] each.
+    atomic: bool,
 }
 
 impl<K> InOrderQueue<K> {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(atomic: bool) -> Self {
         InOrderQueue {
             items: VecDeque::new(),
+            atomic,
         }
     }
 
-    fn entry(key: ObjectKey, delta: Delta<K>, since: Stamp) -> Entry<K> {
-        Entry { key, delta, since }
+    /// The queued deltas, with their keys.
+    fn deltas(&self) -> impl Iterator<Item = (&ObjectKey, &Delta<K>)> {
+        self.items.iter().filter_map(|e| match e {
+            Entry::Delta { key, delta, .. } => Some((key, delta)),
+            Entry::Atomic { .. } => None,
+        })
     }
 
     /// Each queued key once, in order of first appearance.
-    fn unique_keys(&self) -> impl Iterator<Item = &Entry<K>> {
+    fn unique_keys(&self) -> impl Iterator<Item = &ObjectKey> {
         let mut seen = AHashSet::new();
-        self.items.iter().filter(move |e| seen.insert(&e.key))
+        self.deltas()
+            .map(|(k, _)| k)
+            .filter(move |k| seen.insert(*k))
+    }
+
+    fn push_atomic(&mut self, event: AtomicEvent<K>, stamp: Stamp) {
+        self.items.push_back(Entry::Atomic {
+            event,
+            since: stamp,
+        });
     }
 }
 
 impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
     fn push(&mut self, key: ObjectKey, delta: Delta<K>, stamp: Stamp) {
-        self.items.push_back(Self::entry(key, delta, stamp));
+        self.items.push_back(Entry::Delta {
+            key,
+            delta,
+            since: stamp,
+        });
     }
 
     fn delete(&mut self, key: ObjectKey, obj: Arc<K>, _known: &KnownView<'_, K>, stamp: Stamp) {
         // RealFIFO queues every deletion: the consumer ignores one of an unknown key.
-        self.items
-            .push_back(Self::entry(key, Delta::new(DeltaType::Deleted, obj), stamp));
+        self.items.push_back(Entry::delta(
+            key,
+            Delta::new(DeltaType::Deleted, obj),
+            stamp,
+        ));
     }
 
     fn replace(
         &mut self,
         items: Vec<(ObjectKey, Arc<K>)>,
+        resource_version: &str,
         _replaced: DeltaType,
         known: &KnownView<'_, K>,
         stamp: Stamp,
     ) -> usize {
+        if self.atomic {
+            // The consumer compares the list with its cache when it applies it.
+            self.push_atomic(
+                AtomicEvent::ReplacedAll {
+                    resource_version: resource_version.to_string(),
+                    objects: items,
+                },
+                stamp,
+            );
+            return self.items.len();
+        }
         let listed: AHashSet<&ObjectKey> = items.iter().map(|(k, _)| k).collect();
         // The last queued state of each queued key (None after a deletion), in first-seen order.
         let mut order = Vec::new();
         let mut last: AHashMap<&ObjectKey, Option<Arc<K>>> = AHashMap::new();
-        for e in &self.items {
-            if last.insert(&e.key, e.delta.resulting_object()).is_none() {
-                order.push(&e.key);
+        for (key, delta) in self.deltas() {
+            if last.insert(key, delta.resulting_object()).is_none() {
+                order.push(key);
             }
         }
         // Tombstones first: a queued key whose last delta is not a deletion, then a cached key
@@ -81,10 +147,10 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
         }
         for (k, obj) in vanished {
             self.items
-                .push_back(Self::entry(k.clone(), Delta::tombstone(k, obj), stamp));
+                .push_back(Entry::delta(k.clone(), Delta::tombstone(k, obj), stamp));
         }
         for (key, obj) in items {
-            self.items.push_back(Self::entry(
+            self.items.push_back(Entry::delta(
                 key,
                 Delta::new(DeltaType::Replaced, obj),
                 stamp,
@@ -94,43 +160,60 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
     }
 
     fn resync(&mut self, known: &KnownView<'_, K>, stamp: Stamp) {
+        if self.atomic {
+            self.push_atomic(AtomicEvent::SyncAll, stamp);
+            return;
+        }
         if !known.is_present() {
             return;
         }
-        let queued: AHashSet<ObjectKey> = self.items.iter().map(|e| e.key.clone()).collect();
+        let queued: AHashSet<ObjectKey> = self.unique_keys().cloned().collect();
         for k in known.keys() {
             if queued.contains(&k) {
                 continue;
             }
             if let Some(obj) = known.get(&k) {
                 self.items
-                    .push_back(Self::entry(k, Delta::new(DeltaType::Sync, obj), stamp));
+                    .push_back(Entry::delta(k, Delta::new(DeltaType::Sync, obj), stamp));
             }
         }
     }
 
-    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>, Stamp)> {
-        let i = if processing.is_empty() {
-            0
-        } else {
-            self.items
-                .iter()
-                .position(|e| !processing.contains_key(&e.key))?
+    /// Only the head is handed out, so consumers see the deltas in arrival order (client-go's
+    /// `PopBatch` closes a batch at a key already in it). A delta whose key is being processed,
+    /// or an atomic unit while anything is, waits.
+    fn take(&mut self, processing: &Processing<K>) -> Option<Taken<K>> {
+        let ready = match self.items.front()? {
+            Entry::Delta { key, .. } => !processing.contains_key(key),
+            Entry::Atomic { .. } => processing.is_empty(),
         };
-        let e = self.items.remove(i)?;
-        Some((e.key, Deltas(vec![e.delta]), e.since))
+        if !ready {
+            return None;
+        }
+        Some(match self.items.pop_front()? {
+            Entry::Delta { key, delta, since } => Taken::Key(key, Deltas(vec![delta]), since),
+            Entry::Atomic { event, since } => Taken::Atomic(event, since),
+        })
     }
 
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, stamp: Stamp) {
         let at = self
             .items
             .iter()
-            .position(|e| e.key == key)
+            .position(|e| e.key() == Some(&key))
             .unwrap_or(self.items.len());
         for (i, d) in deltas.into_iter().enumerate() {
             self.items
-                .insert(at + i, Self::entry(key.clone(), d, stamp));
+                .insert(at + i, Entry::delta(key.clone(), d, stamp));
         }
+    }
+
+    fn requeue_atomic(&mut self, event: AtomicEvent<K>, stamp: Stamp) {
+        // Nothing after it was handed out meanwhile: it goes back to the head.
+        self.items.push_front(Entry::Atomic {
+            event,
+            since: stamp,
+        });
     }
 
     fn depth(&self) -> usize {
@@ -138,30 +221,29 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
     }
 
     fn oldest(&self) -> Option<Stamp> {
-        self.items.front().map(|e| e.since)
+        self.items.front().map(Entry::since)
     }
 
     fn keys(&self) -> Vec<ObjectKey> {
-        self.unique_keys().map(|e| e.key.clone()).collect()
+        self.unique_keys().cloned().collect()
     }
 
     fn deltas_of(&self, key: &str) -> Option<Deltas<K>> {
         let v: Vec<Delta<K>> = self
-            .items
-            .iter()
-            .filter(|e| e.key.as_str() == key)
-            .map(|e| e.delta.clone())
+            .deltas()
+            .filter(|(k, _)| k.as_str() == key)
+            .map(|(_, d)| d.clone())
             .collect();
         (!v.is_empty()).then_some(Deltas(v))
     }
 
     fn newest_objects(&self) -> Vec<DeltaObject<K>> {
         let mut newest: AHashMap<&ObjectKey, &DeltaObject<K>> = AHashMap::new();
-        for e in &self.items {
-            newest.insert(&e.key, &e.delta.object);
+        for (key, delta) in self.deltas() {
+            newest.insert(key, &delta.object);
         }
         self.unique_keys()
-            .filter_map(|e| newest.get(&e.key).map(|o| (*o).clone()))
+            .filter_map(|k| newest.get(k).map(|o| (*o).clone()))
             .collect()
     }
 }

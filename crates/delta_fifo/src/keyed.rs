@@ -4,7 +4,7 @@ use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::rules::{KnownView, Processing, QueueRules, Stamp};
+use crate::rules::{KnownView, Processing, QueueRules, Stamp, Taken};
 use crate::{Delta, DeltaObject, DeltaType, Deltas};
 use ahash::{AHashMap, AHashSet};
 use kcache_core::ObjectKey;
@@ -80,6 +80,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
     fn replace(
         &mut self,
         items: Vec<(ObjectKey, Arc<K>)>,
+        _resource_version: &str,
         replaced: DeltaType,
         known: &KnownView<'_, K>,
         now: Stamp,
@@ -139,7 +140,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         }
     }
 
-    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>, Stamp)> {
+    fn take(&mut self, processing: &Processing<K>) -> Option<Taken<K>> {
         let i = if processing.is_empty() {
             0
         } else {
@@ -149,7 +150,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for KeyedQueue<K> {
         };
         let (key, stamp) = self.queue.remove(i)?;
         let deltas = self.items.remove(&key)?;
-        Some((key, Deltas(deltas), stamp))
+        Some(Taken::Key(key, Deltas(deltas), stamp))
     }
 
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, stamp: Stamp) {
@@ -230,9 +231,21 @@ mod tests {
             known: None,
             processing: &processing,
         };
-        let first = q.replace(listed(1000), DeltaType::Replaced, &known, Stamp::now(1));
+        let first = q.replace(
+            listed(1000),
+            "1",
+            DeltaType::Replaced,
+            &known,
+            Stamp::now(1),
+        );
         let (items, queue) = (q.items.capacity(), q.queue.capacity());
-        let again = q.replace(listed(1000), DeltaType::Replaced, &known, Stamp::now(2));
+        let again = q.replace(
+            listed(1000),
+            "2",
+            DeltaType::Replaced,
+            &known,
+            Stamp::now(2),
+        );
         assert_eq!((first, again), (1000, 1000));
         assert_eq!(q.items.capacity(), items);
         assert_eq!(q.queue.capacity(), queue);

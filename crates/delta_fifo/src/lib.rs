@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod atomic;
 mod delta;
 mod error;
 mod fifo;
@@ -12,6 +13,7 @@ mod progress;
 mod queue;
 mod rules;
 
+pub use atomic::AtomicEvent;
 pub use delta::{Delta, DeltaObject, DeltaType, Deltas};
 pub use error::Error;
 pub use fifo::{DeltaFifo, QueueMetrics};

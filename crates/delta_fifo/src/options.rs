@@ -17,10 +17,17 @@ pub enum FifoMode {
     /// consecutive deletions collapsed.
     #[default]
     Delta,
-    /// client-go's `RealFIFO` (the informer default since client-go 0.33): every delta is its own
-    /// queue entry in arrival order, nothing merged; `replace` queues its tombstones before the
+    /// client-go's `RealFIFO` (`the_real_fifo.go`; the informer default since client-go 0.33, feature
+    /// InOrderInformers, locked on in 1.36): every delta is its own queue entry in arrival order,
+    /// nothing merged, handed out from the head only; `replace` queues its tombstones before the
     /// listed objects and always uses `Replaced`.
     Real,
+    /// `RealFIFO` with client-go's `AtomicEvents` (feature AtomicFIFO, beta and on by default in
+    /// 1.36): as [`FifoMode::Real`], but a `replace` queues the whole list as one
+    /// [`crate::AtomicEvent::ReplacedAll`] and a `resync` one [`crate::AtomicEvent::SyncAll`],
+    /// so the consumer can apply a relist to its cache in one write. Known objects are not
+    /// consulted (client-go forbids them in this mode; here they are ignored).
+    Atomic,
 }
 
 /// The options of [`crate::DeltaFifo::new`].
@@ -28,7 +35,7 @@ pub struct DeltaFifoOptions<K> {
     /// The cache downstream (the informer's indexer): consulted for deletes, relist tombstones
     /// and resync. Without it, `resync` is a no-op and a delete of an unqueued key is ignored.
     pub known_objects: Option<Arc<dyn KnownObjects<K>>>,
-    /// `replace` emits `Replaced` instead of `Sync` (Delta mode only; Real mode always does).
+    /// `replace` emits `Replaced` instead of `Sync` (Delta mode only; the others always do).
     pub emit_delta_type_replaced: bool,
     /// Applied once to each object entering the FIFO.
     pub transformer: Option<TransformFunc<K>>,

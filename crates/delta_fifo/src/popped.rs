@@ -2,13 +2,15 @@
 
 use kcache_core::{Object, ObjectKey};
 
-use crate::{Delta, DeltaFifo, Deltas};
+use crate::{AtomicEvent, Delta, DeltaFifo, Deltas};
 
-/// One popped key: its deltas and how the initial-sync count saw it.
+/// One popped key — its deltas and how the initial-sync count saw it — or, in atomic mode, one
+/// whole relist or resync ([`PoppedEntry::atomic`]).
 #[derive(Debug)]
 pub struct PoppedEntry<K> {
     pub(crate) key: ObjectKey,
     pub(crate) deltas: Deltas<K>,
+    pub(crate) atomic: Option<AtomicEvent<K>>,
     pub(crate) is_in_initial_list: bool,
     pub(crate) counted: bool,
     /// The number of the write that queued the entry (see `progress.rs`).
@@ -21,20 +23,39 @@ impl<K> PoppedEntry<K> {
         PoppedEntry {
             key,
             deltas,
+            atomic: None,
             is_in_initial_list,
             counted: false,
             seq: 0,
         }
     }
 
-    /// The key the deltas belong to.
+    /// An atomic unit popped from a queue of another kind than [`DeltaFifo`].
+    pub fn from_atomic(event: AtomicEvent<K>, is_in_initial_list: bool) -> Self {
+        PoppedEntry {
+            key: ObjectKey::from(""),
+            deltas: Deltas::default(),
+            atomic: Some(event),
+            is_in_initial_list,
+            counted: false,
+            seq: 0,
+        }
+    }
+
+    /// The key the deltas belong to (empty for an atomic unit).
     pub fn key(&self) -> &ObjectKey {
         &self.key
     }
 
-    /// The deltas, oldest first.
+    /// The deltas, oldest first (none for an atomic unit).
     pub fn deltas(&self) -> &Deltas<K> {
         &self.deltas
+    }
+
+    /// The relist or resync this entry is, in [`crate::FifoMode::Atomic`]; `None` for the
+    /// deltas of a key.
+    pub fn atomic(&self) -> Option<&AtomicEvent<K>> {
+        self.atomic.as_ref()
     }
 
     /// Whether these deltas belong to the first list and the FIFO had not synced when popped.
@@ -46,6 +67,8 @@ impl<K> PoppedEntry<K> {
 /// How a popped entry's processing ended, for [`DeltaFifo::finish`].
 pub(crate) struct Finished<K> {
     pub(crate) key: ObjectKey,
+    /// Whether the entry was an atomic unit (it holds no key in processing).
+    pub(crate) was_atomic: bool,
     pub(crate) counted: bool,
     pub(crate) seq: u64,
     pub(crate) outcome: Outcome<K>,
@@ -56,6 +79,8 @@ pub(crate) enum Outcome<K> {
     Done(Vec<Delta<K>>),
     /// Failed: the deltas go back into the queue.
     Requeue(Deltas<K>),
+    /// Failed: the atomic unit goes back to the head of the queue.
+    RequeueAtomic(AtomicEvent<K>),
 }
 
 impl<K> PoppedEntry<K> {
@@ -63,11 +88,15 @@ impl<K> PoppedEntry<K> {
     /// or requeue them.
     fn finished(&mut self, requeue: bool) -> Finished<K> {
         let deltas = std::mem::take(&mut self.deltas);
+        let atomic = if requeue { self.atomic.take() } else { None };
         Finished {
             key: self.key.clone(),
+            was_atomic: self.atomic.is_some() || atomic.is_some(),
             counted: self.counted,
             seq: self.seq,
-            outcome: if requeue {
+            outcome: if let Some(event) = atomic {
+                Outcome::RequeueAtomic(event)
+            } else if requeue {
                 Outcome::Requeue(deltas)
             } else {
                 let mut emptied = deltas.0;

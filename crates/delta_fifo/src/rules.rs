@@ -7,11 +7,17 @@ use ahash::AHashMap;
 use kcache_core::{KnownObjects, ObjectKey};
 use tokio::time::Instant;
 
-use crate::{Delta, DeltaObject, DeltaType, Deltas};
+use crate::{AtomicEvent, Delta, DeltaObject, DeltaType, Deltas};
 
 /// Keys whose deltas a consumer is processing right now, each with what the cache will hold for
 /// it once they are applied (`None` after a deletion).
 pub(crate) type Processing<K> = AHashMap<ObjectKey, Option<Arc<K>>>;
+
+/// What a pop takes from the queue: the deltas of one key, or an atomic unit.
+pub(crate) enum Taken<K> {
+    Key(ObjectKey, Deltas<K>, Stamp),
+    Atomic(AtomicEvent<K>, Stamp),
+}
 
 /// The downstream cache as the FIFO must see it.
 ///
@@ -85,16 +91,23 @@ pub(crate) trait QueueRules<K>: Send {
     fn replace(
         &mut self,
         items: Vec<(ObjectKey, Arc<K>)>,
+        resource_version: &str,
         replaced: DeltaType,
         known: &KnownView<'_, K>,
         stamp: Stamp,
     ) -> usize;
     /// Queues `Sync` deltas for cached keys with nothing queued.
     fn resync(&mut self, known: &KnownView<'_, K>, stamp: Stamp);
-    /// Takes the next deltas whose key is not being processed, with their entry's stamp.
-    fn take(&mut self, processing: &Processing<K>) -> Option<(ObjectKey, Deltas<K>, Stamp)>;
+    /// Takes the next deltas whose key is not being processed, or the next atomic unit, with
+    /// their entry's stamp.
+    fn take(&mut self, processing: &Processing<K>) -> Option<Taken<K>>;
     /// Puts popped deltas back ahead of any newer deltas of the same key (`stamp`: theirs).
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, stamp: Stamp);
+    /// Puts a popped atomic unit back at the head, with its stamp (only a mode that queues
+    /// units gets one).
+    fn requeue_atomic(&mut self, event: AtomicEvent<K>, stamp: Stamp) {
+        let _ = (event, stamp);
+    }
     /// Takes back the emptied list of a processed entry, for a later key to reuse.
     fn recycle(&mut self, emptied: Vec<Delta<K>>) {
         let _ = emptied;

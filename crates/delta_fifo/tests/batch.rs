@@ -4,6 +4,7 @@
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use common::{fifo, obj, pop, show};
 use kcache_delta_fifo::{DeltaFifo, FifoMode, PoppedBatch};
@@ -50,20 +51,27 @@ async fn a_batch_takes_queued_keys_in_order_up_to_max() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn in_real_mode_a_batch_holds_each_key_once() {
+async fn in_real_mode_a_batch_closes_at_a_key_already_in_it() {
     let f = queued(FifoMode::Real);
-    // `a`'s second delta waits: `a` is processing in this batch.
+    // client-go's PopBatch: `a`'s second delta closes the batch, and `c` stays behind it, so
+    // deltas are handed out in arrival order.
     let batch = f.pop_batch(10).await.unwrap();
     assert_eq!(
         keys_and_deltas(&batch),
         [
             ("a".to_string(), vec!["Updated a=1".into()]),
             ("b".to_string(), vec!["Updated b=1".into()]),
-            ("c".to_string(), vec!["Updated c=1".into()]),
         ]
     );
     drop(batch);
-    assert_eq!(pop(&f).0, ["Updated a=2"]);
+    let rest = f.pop_batch(10).await.unwrap();
+    assert_eq!(
+        keys_and_deltas(&rest),
+        [
+            ("a".to_string(), vec!["Updated a=2".into()]),
+            ("c".to_string(), vec!["Updated c=1".into()]),
+        ]
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -78,8 +86,14 @@ async fn batch_keys_stay_processing_until_the_batch_is_dropped() {
         assert!(!f.has_synced(), "the initial entries are still processing");
         f.update(obj("a", 2)).unwrap();
         f.update(obj("c", 1)).unwrap();
-        // `a` is processing: a second consumer only gets `c`.
-        assert_eq!(pop(&f).0, ["Updated c=1"]);
+        if mode == FifoMode::Delta {
+            // `a` is processing: a second consumer only gets `c`.
+            assert_eq!(pop(&f).0, ["Updated c=1"]);
+        } else {
+            // In order: `c` waits behind `a`'s update, which waits for `a`'s processing.
+            let second = tokio::time::timeout(Duration::from_secs(1), f.pop(|d, _| show(d)));
+            assert!(second.await.is_err(), "nothing is handed out past the head");
+        }
         batch.requeue(0);
         batch.requeue(7); // out of range: ignored
         drop(batch);
@@ -89,6 +103,7 @@ async fn batch_keys_stay_processing_until_the_batch_is_dropped() {
         let expected: &[&str] = match mode {
             FifoMode::Delta => &["Replaced a=1", "Updated a=2"],
             FifoMode::Real => &["Replaced a=1"],
+            FifoMode::Atomic => unreachable!("not run in atomic mode"),
         };
         assert_eq!(first, expected, "{mode:?}");
         assert!(initial);

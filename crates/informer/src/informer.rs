@@ -13,6 +13,8 @@
 //!   skips the resyncs not meant for it) instead of its own clones: handing a batch to ten
 //!   handlers costs ten reference counts, not twenty per notification, and the batch is freed by
 //!   the handler that finishes it last.
+//! - On an atomic FIFO (`FifoMode::Atomic`) a relist or resync pops alone, as one unit, and goes
+//!   to the cache as one write before any handler hears of it (see the `atomic` module).
 //! - The loop is generic over the queue and the cache (`Queue`, `CacheReader` + `CacheWriter`):
 //!   no dynamic call per pop or per write.
 
@@ -23,7 +25,9 @@ use std::time::Duration;
 use kcache_core::{
     BoxListerWatcher, CacheReader, CacheWriter, KnownObjects, ListerWatcher, Object,
 };
-use kcache_delta_fifo::{DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, Queue, TransformFunc};
+use kcache_delta_fifo::{
+    DeltaFifo, DeltaFifoOptions, DeltaType, Deltas, FifoMode, Queue, TransformFunc,
+};
 use kcache_reflector::{Reflector, ReflectorHandle, ReflectorStats, WatchErrorHandler};
 use kcache_store::{Indexer, Indexers};
 use parking_lot::Mutex;
@@ -523,9 +527,12 @@ where
                 return Err(InformerError::RunTwice(sh.options.name.clone()));
             }
             st.started = true;
-            let known: Arc<dyn KnownObjects<K>> = sh.cache.clone();
+            // An atomic FIFO compares a relist with the cache when it is applied, not queued
+            // (client-go gives it no known objects).
+            let known = (sh.options.fifo_mode != FifoMode::Atomic)
+                .then(|| sh.cache.clone() as Arc<dyn KnownObjects<K>>);
             let fifo = Arc::new(DeltaFifo::new(DeltaFifoOptions {
-                known_objects: Some(known),
+                known_objects: known,
                 emit_delta_type_replaced: true,
                 transformer: st.transform.clone(),
                 mode: sh.options.fifo_mode,
@@ -634,6 +641,11 @@ where
                         let _block = sh.block_deltas.lock();
                         let mut writes = Writes::with_capacity(entries.len());
                         for entry in entries {
+                            if let Some(event) = entry.atomic() {
+                                sh.flush(&mut writes, &mut outbox);
+                                crate::atomic::apply(&*sh.cache, &sh.options.name, event, entry.is_in_initial_list(), &mut outbox);
+                                continue;
+                            }
                             sh.handle_deltas(entry.deltas(), entry.is_in_initial_list(), &mut writes, &mut outbox);
                         }
                         sh.flush(&mut writes, &mut outbox);
@@ -749,11 +761,11 @@ impl<K> Writes<'_, K> {
 }
 
 /// Notifications of one batch of pops, each with whether it is a resync.
-type Outbox<K> = Vec<(Notification<K>, bool)>;
+pub(crate) type Outbox<K> = Vec<(Notification<K>, bool)>;
 
 /// The notification of a cache write: an update of what it replaced (a resync when the
 /// resourceVersion is the same), or an add.
-fn write_notification<K: Object>(
+pub(crate) fn write_notification<K: Object>(
     obj: &Arc<K>,
     old: Option<Arc<K>>,
     is_in_initial_list: bool,

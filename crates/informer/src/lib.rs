@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod atomic;
 mod compact_informer;
 mod delivery_pool;
 mod error;
@@ -28,6 +29,7 @@ pub use handler::{
     DeletedObject, FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs,
 };
 pub use informer::{HandlerStats, InformerStats, SharedIndexInformer, MINIMUM_RESYNC_PERIOD};
+pub use kcache_delta_fifo::FifoMode;
 pub use latency::{HandlerLatency, LATENCY_BUCKETS};
 pub use listener::OverflowPolicy;
 #[cfg(feature = "prometheus")]

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kcache_core::{DynamicObject, Object, ObjectKey};
-use kcache_informer::{InformerOptions, ResourceEventHandlerFuncs, SharedIndexInformer};
+use kcache_informer::{FifoMode, InformerOptions, ResourceEventHandlerFuncs, SharedIndexInformer};
 use kcache_reflector::{BackoffOptions, ReflectorOptions, WatchListMode};
 use kcache_store::Indexers;
 use kcache_testserver::{ServerConfig, TestCluster, KUBECONFIG_ENV};
@@ -81,6 +81,8 @@ fn informer(
     let api = Api::<DynamicObject>::dynamic(client, resource, Some(namespace));
     let options = InformerOptions {
         resync_period: Duration::from_secs(1),
+        // Every queue mode meets the chaos (relists after expired watches among it).
+        fifo_mode: [FifoMode::Real, FifoMode::Atomic, FifoMode::Delta][(seed % 3) as usize],
         reflector: ReflectorOptions {
             watch_list: [WatchListMode::Auto, WatchListMode::Disabled][(seed % 2) as usize],
             page_size: [None, Some(4)][(seed / 2 % 2) as usize],

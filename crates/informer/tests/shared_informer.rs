@@ -1,5 +1,6 @@
 //! client-go's shared_informer_test.go, as assertions on kcache-informer.
 
+#[macro_use]
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -7,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kcache_informer::{
-    InformerError, InformerOptions, OverflowPolicy, ResourceEventHandlerFuncs, SharedIndexInformer,
+    FifoMode, InformerError, InformerOptions, OverflowPolicy, ResourceEventHandlerFuncs,
+    SharedIndexInformer,
 };
 use kcache_store::Indexers;
 use support::*;
@@ -16,9 +18,11 @@ use tokio_util::sync::CancellationToken;
 fn informer(
     src: &Arc<kcache_informer::testing::FakeControllerSource<Pod>>,
     resync: Duration,
+    mode: FifoMode,
 ) -> SharedIndexInformer<Pod> {
     let opts = InformerOptions {
         resync_period: resync,
+        fifo_mode: mode,
         ..InformerOptions::named("pods")
     };
     SharedIndexInformer::new(src.clone(), Indexers::new(), opts)
@@ -34,12 +38,13 @@ fn start(inf: &SharedIndexInformer<Pod>) -> (CancellationToken, tokio::task::Joi
     (stop, task)
 }
 
+in_every_fifo_mode! {
 #[tokio::test(start_paused = true)]
-async fn listener_resync_periods() {
+async fn listener_resync_periods(mode: FifoMode) {
     let src = source();
     src.add(pod("pod1"));
     src.add(pod("pod2"));
-    let inf = informer(&src, Duration::from_secs(1));
+    let inf = informer(&src, Duration::from_secs(1), mode);
     let (h1, rx1) = recorder();
     let (h2, rx2) = recorder();
     let (h3, rx3) = recorder();
@@ -85,11 +90,14 @@ async fn listener_resync_periods() {
     // Every handler thread has finished: the counts are final.
     assert_eq!((r1.delivered(), r2.delivered(), r3.delivered()), (2, 4, 4));
 }
+}
 
 #[test]
 fn resync_check_period() {
+    // Not run: the queue plays no part.
+    let mode = FifoMode::Real;
     let src = source();
-    let inf = informer(&src, Duration::from_secs(12 * 3600));
+    let inf = informer(&src, Duration::from_secs(12 * 3600), mode);
     let noop = || ResourceEventHandlerFuncs::<Pod>::new();
     let h1 = inf
         .add_event_handler_with_resync_period(noop(), Duration::ZERO)
@@ -125,12 +133,13 @@ fn resync_check_period() {
     assert_eq!(h5.resync_period(), Duration::from_secs(1));
 }
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn late_handler_gets_initial_adds_and_its_own_has_synced() {
+async fn late_handler_gets_initial_adds_and_its_own_has_synced(mode: FifoMode) {
     let src = source();
     src.add(pod("pod1"));
     src.add(pod("pod2"));
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     let (stop, task) = start(&inf);
     assert!(inf.wait_for_cache_sync().await);
     let (tx, rx) = std::sync::mpsc::channel::<()>();
@@ -158,12 +167,14 @@ async fn late_handler_gets_initial_adds_and_its_own_has_synced() {
     stop.cancel();
     task.await.unwrap();
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn add_while_active_sees_later_events_once() {
+async fn add_while_active_sees_later_events_once(mode: FifoMode) {
     let src = source();
     src.add(pod("pod1"));
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     let (stop, task) = start(&inf);
     assert!(inf.wait_for_cache_sync().await);
     let (h, rx) = recorder();
@@ -182,11 +193,14 @@ async fn add_while_active_sees_later_events_once() {
     stop.cancel();
     task.await.unwrap();
 }
+}
 
 #[test]
 fn multiple_registration_and_idempotent_remove() {
+    // Not run: the queue plays no part.
+    let mode = FifoMode::Real;
     let src = source();
-    let inf = informer(&src, Duration::from_secs(1));
+    let inf = informer(&src, Duration::from_secs(1), mode);
     let handler = Arc::new(ResourceEventHandlerFuncs::<Pod>::new());
     let reg1 = inf.add_event_handler(handler.clone()).unwrap();
     let reg2 = inf.add_event_handler(handler).unwrap();
@@ -211,10 +225,11 @@ fn multiple_registration_and_idempotent_remove() {
     assert_eq!(inf.handler_count(), 0);
 }
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn add_on_stopped_informer_is_an_error() {
+async fn add_on_stopped_informer_is_an_error(mode: FifoMode) {
     let src = source();
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     let (stop, task) = start(&inf);
     stop.cancel();
     task.await.unwrap();
@@ -227,13 +242,15 @@ async fn add_on_stopped_informer_is_an_error() {
     let again = inf.run(CancellationToken::new()).await.unwrap_err();
     assert!(matches!(again, InformerError::RunTwice(_)));
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test(start_paused = true)]
-async fn watch_disruption() {
+async fn watch_disruption(mode: FifoMode) {
     let src = source();
     src.add(pod("pod1"));
     src.add(pod("pod2"));
-    let inf = informer(&src, Duration::from_secs(1));
+    let inf = informer(&src, Duration::from_secs(1), mode);
     let (hn, rxn) = recorder();
     let (hr, rxr) = recorder();
     let no_resync = inf
@@ -288,14 +305,16 @@ async fn watch_disruption() {
     stop.cancel();
     task.await.unwrap();
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn a_write_the_cache_rejects_is_skipped_and_the_rest_of_the_batch_goes_ahead() {
+async fn a_write_the_cache_rejects_is_skipped_and_the_rest_of_the_batch_goes_ahead(mode: FifoMode) {
     let src = source();
     for name in ["pod1", "bad", "pod2"] {
         src.add(pod(name));
     }
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     inf.add_indexers(
         Indexers::new().with("picky", |p: &Pod| match p.metadata.name.as_str() {
             "bad" => Err("no index value for bad".into()),
@@ -318,13 +337,15 @@ async fn a_write_the_cache_rejects_is_skipped_and_the_rest_of_the_batch_goes_ahe
     stop.cancel();
     task.await.unwrap();
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn transformer_applies_before_cache_and_handlers() {
+async fn transformer_applies_before_cache_and_handlers(mode: FifoMode) {
     let src = source();
     src.add(pod("pod1"));
     src.add(pod("pod2"));
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     inf.set_transform(|p: Arc<Pod>| {
         let mut p = (*p).clone();
         p.metadata.name = p.metadata.name.to_uppercase();
@@ -342,14 +363,16 @@ async fn transformer_applies_before_cache_and_handlers() {
     stop.cancel();
     task.await.unwrap();
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn no_handler_runs_after_run_returns() {
+async fn no_handler_runs_after_run_returns(mode: FifoMode) {
     let src = source();
     for i in 0..50 {
         src.add(pod(&format!("pod{i}")));
     }
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     let calls = Arc::new(AtomicUsize::new(0));
     // Calls under way: entered and not yet returned.
     let active = Arc::new(AtomicUsize::new(0));
@@ -391,13 +414,15 @@ async fn no_handler_runs_after_run_returns() {
     assert_eq!(reg.pending(), 0);
     assert!(!inf.is_registered(&reg));
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn panicking_handler_is_counted_and_does_not_wedge_has_synced() {
+async fn panicking_handler_is_counted_and_does_not_wedge_has_synced(mode: FifoMode) {
     let src = source();
     src.add(pod("pod1"));
     src.add(pod("pod2"));
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     let (h, rx) = recorder();
     let panicky = inf
         .add_event_handler(
@@ -428,11 +453,13 @@ async fn panicking_handler_is_counted_and_does_not_wedge_has_synced() {
     stop.cancel();
     task.await.unwrap();
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn a_stuck_handler_blocks_neither_the_fifo_nor_other_handlers() {
+async fn a_stuck_handler_blocks_neither_the_fifo_nor_other_handlers(mode: FifoMode) {
     let src = source();
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
     let release_rx = parking_lot::Mutex::new(release_rx);
     let stuck = inf
@@ -459,12 +486,15 @@ async fn a_stuck_handler_blocks_neither_the_fifo_nor_other_handlers() {
     stop.cancel();
     task.await.unwrap();
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn bounded_handler_buffer_disconnects_on_overflow() {
+async fn bounded_handler_buffer_disconnects_on_overflow(mode: FifoMode) {
     let src = source();
     let opts = InformerOptions {
         overflow: OverflowPolicy::Disconnect { max_pending: 10 },
+        fifo_mode: mode,
         ..InformerOptions::named("bounded")
     };
     let inf = SharedIndexInformer::new(src.clone(), Indexers::new(), opts);
@@ -499,11 +529,13 @@ async fn bounded_handler_buffer_disconnects_on_overflow() {
     stop.cancel();
     task.await.unwrap();
 }
+}
 
+in_every_fifo_mode! {
 #[tokio::test]
-async fn empty_first_list_syncs_without_any_pop() {
+async fn empty_first_list_syncs_without_any_pop(mode: FifoMode) {
     let src = source();
-    let inf = informer(&src, Duration::ZERO);
+    let inf = informer(&src, Duration::ZERO, mode);
     let reg = inf
         .add_event_handler(ResourceEventHandlerFuncs::new())
         .unwrap();
@@ -513,4 +545,5 @@ async fn empty_first_list_syncs_without_any_pop() {
     assert!(!inf.last_sync_resource_version().is_empty() || src.objects().is_empty());
     stop.cancel();
     task.await.unwrap();
+}
 }

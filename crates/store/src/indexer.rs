@@ -274,6 +274,48 @@ impl<K: Object> Indexer<K> {
         Ok(())
     }
 
+    /// A relist applied as one swap: afterwards the store holds `objs` and none of the `stale`
+    /// keys; other stored objects stay. Returns, per object in order, what it replaced or why
+    /// it was not written (a failing key or index function skips only that object, whose key
+    /// keeps what it had). The new content is built beside the old under the upgradable read
+    /// lock (readers carry on and see the old content); the write lock is held only to swap it
+    /// in, so no reader ever sees part of the relist. Kept objects have their index values
+    /// computed again; one whose index function now fails is dropped.
+    pub fn replace_all(
+        &self,
+        objs: &[&Arc<K>],
+        stale: &[ObjectKey],
+    ) -> Vec<Result<Option<Arc<K>>, StoreError>> {
+        let keys: Vec<Result<ObjectKey, StoreError>> =
+            objs.iter().map(|obj| self.key_of(obj)).collect();
+        let st = self.state.upgradable_read();
+        let indexers = st.indexers.clone();
+        let mut fresh = State::new(indexers.clone());
+        let mut results = Vec::with_capacity(objs.len());
+        for (key, obj) in keys.iter().zip(objs) {
+            let written = key.clone().and_then(|key| {
+                let values = indexers.compute(key.as_str(), obj)?;
+                let earlier = fresh.put(KeyArg::Owned(&key), Arc::clone(obj), &values);
+                Ok(earlier.or_else(|| st.items.get(key.as_str()).map(|s| s.obj.clone())))
+            });
+            results.push(written);
+        }
+        let stale: ahash::AHashSet<&str> = stale.iter().map(ObjectKey::as_str).collect();
+        for (key, slot) in st.items.iter() {
+            if stale.contains(key.as_str()) || fresh.items.get(key.as_str()).is_some() {
+                continue;
+            }
+            if let Ok(values) = indexers.compute(key.as_str(), &slot.obj) {
+                fresh.put(KeyArg::Owned(key), slot.obj.clone(), &values);
+            }
+        }
+        let mut st = RwLockUpgradableReadGuard::upgrade(st);
+        let previous = std::mem::replace(&mut *st, fresh);
+        unlock(st);
+        drop(previous);
+        results
+    }
+
     /// Nothing to do for a plain store (client-go's `Resync`).
     pub fn resync(&self) -> Result<(), StoreError> {
         Ok(())

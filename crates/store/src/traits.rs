@@ -83,6 +83,20 @@ impl<K: Object> CacheWriter<K> for Indexer<K> {
             }
         }
     }
+    /// [`Indexer::replace_all`]: one swap, no reader sees part of the relist.
+    fn replace_all(
+        &self,
+        objs: &[&Arc<K>],
+        stale: &[ObjectKey],
+        resource_version: &str,
+        written: &mut dyn FnMut(Result<Option<Arc<K>>, StoreError>),
+    ) -> Result<(), StoreError> {
+        let _ = resource_version;
+        Indexer::replace_all(self, objs, stale)
+            .into_iter()
+            .for_each(written);
+        Ok(())
+    }
     fn delete(&self, obj: &K) -> Result<Option<Arc<K>>, StoreError> {
         let key = self.key_of(obj)?;
         Ok(self.delete_by_key(key.as_str()))

@@ -1,5 +1,5 @@
 //! Shared test helpers: pods as DynamicObjects, a recording handler, an in-memory source.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -10,6 +10,33 @@ use kcache_informer::testing::FakeControllerSource;
 use kcache_informer::{DeletedObject, ResourceEventHandler};
 
 pub type Pod = DynamicObject;
+
+/// Runs an informer test once per queue mode, as `name::real`, `name::atomic` and
+/// `name::delta`: the body gets the mode as the named argument.
+macro_rules! in_every_fifo_mode {
+    ($(#[$attr:meta])* async fn $name:ident($mode:ident: FifoMode) $body:block) => {
+        mod $name {
+            use super::*;
+
+            async fn body($mode: FifoMode) $body
+
+            $(#[$attr])*
+            async fn real() {
+                body(FifoMode::Real).await
+            }
+
+            $(#[$attr])*
+            async fn atomic() {
+                body(FifoMode::Atomic).await
+            }
+
+            $(#[$attr])*
+            async fn delta() {
+                body(FifoMode::Delta).await
+            }
+        }
+    };
+}
 
 pub fn pod(name: &str) -> Pod {
     DynamicObject::new(name).within("default")
