@@ -10,6 +10,9 @@ use kcache_core::ObjectKey;
 use crate::rules::{KnownView, Processing, QueueRules, Stamp, Taken};
 use crate::{AtomicEvent, Delta, DeltaObject, DeltaType, Deltas};
 
+/// The ring's capacity kept once it drains (a relist grows it to the list's length).
+const IDLE_CAPACITY: usize = 1024;
+
 /// One queued entry with its arrival time.
 enum Entry<K> {
     /// A delta of one key.
@@ -145,6 +148,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
             let obj = known.get(&k);
             vanished.push((k, obj));
         }
+        self.items.reserve(vanished.len() + items.len());
         for (k, obj) in vanished {
             self.items
                 .push_back(Entry::delta(k.clone(), Delta::tombstone(k, obj), stamp));
@@ -190,10 +194,15 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
         if !ready {
             return None;
         }
-        Some(match self.items.pop_front()? {
+        let taken = match self.items.pop_front()? {
             Entry::Delta { key, delta, since } => Taken::Key(key, Deltas(vec![delta]), since),
             Entry::Atomic { event, since } => Taken::Atomic(event, since),
-        })
+        };
+        if self.items.is_empty() && self.items.capacity() > IDLE_CAPACITY {
+            // A relist's burst is over: the ring need not stay the list's size.
+            self.items.shrink_to(IDLE_CAPACITY);
+        }
+        Some(taken)
     }
 
     fn requeue(&mut self, key: ObjectKey, deltas: Deltas<K>, stamp: Stamp) {
