@@ -19,30 +19,33 @@ pub(crate) static HASHER: LazyLock<RandomState> = LazyLock::new(RandomState::new
 /// Shards keep threads that decode at the same time off each other's locks.
 const SHARD_BITS: u32 = 6;
 
-struct Entry<T: ?Sized> {
-    hash: u64,
-    weak: Weak<T>,
-}
-
 /// Maps a value to its one live `Arc`. Entries are weak: the table never keeps a value alive.
 /// Entries of dropped values are pruned whenever a shard is about to grow, so a shard holds at
 /// most about twice as many entries as it has live values (plus the dropped values' freed-but-not-
 /// yet-released allocations, which a `Weak` pins until the prune).
+///
+/// An entry is the `Weak` alone (16 bytes for a slice or `str`): a value's hash is computed again
+/// from the value (`rehash`) when the table grows, instead of being stored beside it, which
+/// would take a third more of the table — a large cache has several entries per object.
 pub(crate) struct Interner<T: ?Sized> {
-    shards: Box<[Mutex<HashTable<Entry<T>>>]>,
+    shards: Box<[Mutex<HashTable<Weak<T>>>]>,
+    rehash: fn(&T) -> u64,
 }
 
 impl<T: ?Sized> Interner<T> {
-    pub(crate) fn new() -> Self {
+    /// An empty table whose values hash with `rehash` (the hash every caller of
+    /// [`intern`](Self::intern) passes for that value).
+    pub(crate) fn new(rehash: fn(&T) -> u64) -> Self {
         Interner {
             shards: (0..1 << SHARD_BITS)
                 .map(|_| Mutex::new(HashTable::new()))
                 .collect(),
+            rehash,
         }
     }
 
-    /// The live value equal to the one described (`hash`, `eq`), or the one `make` builds,
-    /// which becomes canonical.
+    /// The live value equal to the one described (`hash`, which must be `rehash` of it, and
+    /// `eq`), or the one `make` builds, which becomes canonical.
     pub(crate) fn intern(
         &self,
         hash: u64,
@@ -51,37 +54,28 @@ impl<T: ?Sized> Interner<T> {
     ) -> Arc<T> {
         let mut table = self.shards[(hash >> (64 - SHARD_BITS)) as usize].lock();
         let mut hit = None;
-        table.find(hash, |e| {
-            if e.hash != hash {
-                return false;
+        table.find(hash, |weak| match weak.upgrade() {
+            Some(live) if eq(&live) => {
+                hit = Some(live);
+                true
             }
-            match e.weak.upgrade() {
-                Some(live) if eq(&live) => {
-                    hit = Some(live);
-                    true
-                }
-                _ => false,
-            }
+            _ => false,
         });
         if let Some(live) = hit {
             return live;
         }
+        // A value dropped meanwhile cannot be hashed again; any bucket will do for its entry,
+        // which no lookup matches and the next prune removes.
+        let rehash = |weak: &Weak<T>| weak.upgrade().map_or(0, |v| (self.rehash)(&v));
         if table.len() == table.capacity() {
-            table.retain(|e| e.weak.strong_count() > 0);
+            table.retain(|weak| weak.strong_count() > 0);
             if table.len() * 2 > table.capacity() {
                 let live = table.len();
-                table.reserve(live, |e| e.hash);
+                table.reserve(live, rehash);
             }
         }
         let value = make();
-        table.insert_unique(
-            hash,
-            Entry {
-                hash,
-                weak: Arc::downgrade(&value),
-            },
-            |e| e.hash,
-        );
+        table.insert_unique(hash, Arc::downgrade(&value), rehash);
         value
     }
 
@@ -96,13 +90,17 @@ impl<T: ?Sized> Interner<T> {
 mod tests {
     use super::*;
 
+    fn hash_str(s: &str) -> u64 {
+        HASHER.hash_one(s)
+    }
+
     fn intern_str(t: &Interner<str>, s: &str) -> Arc<str> {
-        t.intern(HASHER.hash_one(s), |x| x == s, || Arc::from(s))
+        t.intern(hash_str(s), |x| x == s, || Arc::from(s))
     }
 
     #[test]
     fn equal_values_share_one_arc() {
-        let t = Interner::new();
+        let t = Interner::new(hash_str);
         let a = intern_str(&t, "hello");
         let b = intern_str(&t, "hello");
         let c = intern_str(&t, "world");
@@ -112,7 +110,7 @@ mod tests {
 
     #[test]
     fn a_dropped_value_is_built_anew_and_the_table_stays_bounded() {
-        let t = Interner::new();
+        let t = Interner::new(hash_str);
         for round in 0..50 {
             let live: Vec<_> = (0..1000)
                 .map(|i| intern_str(&t, &format!("{round}-{i}")))
@@ -125,7 +123,7 @@ mod tests {
 
     #[test]
     fn concurrent_interning_agrees_on_one_value() {
-        let t = Arc::new(Interner::new());
+        let t = Arc::new(Interner::new(hash_str));
         let results: Vec<Vec<Arc<str>>> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..4)
                 .map(|_| {

@@ -12,7 +12,13 @@ use super::value::{intern_str, CompactMap, CompactValue};
 use kcache_core::{Error, Object};
 
 /// Label and annotation maps, one per distinct interned map node.
-static STRING_MAPS: LazyLock<Interner<StringMap>> = LazyLock::new(Interner::new);
+static STRING_MAPS: LazyLock<Interner<StringMap>> =
+    LazyLock::new(|| Interner::new(|m| hash_source(&m.source)));
+
+/// A label map's hash: its source node's address.
+fn hash_source(source: &Arc<CompactMap>) -> u64 {
+    HASHER.hash_one(Arc::as_ptr(source) as *const u8 as usize)
+}
 
 /// `metadata.labels` or `metadata.annotations` as the [`Object`] trait hands it out. Pinning its
 /// source node makes the node's address a safe key: every object with the same (interned) map
@@ -138,9 +144,8 @@ fn string_map(meta: Option<&CompactValue>, field: &str) -> Result<Option<Arc<Str
             format!("metadata.{field}.{k} is not a string"),
         ));
     }
-    let addr = Arc::as_ptr(source) as *const u8 as usize;
     Ok(Some(STRING_MAPS.intern(
-        HASHER.hash_one(addr),
+        hash_source(source),
         |m| Arc::ptr_eq(&m.source, source),
         || {
             let map = source

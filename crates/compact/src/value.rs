@@ -11,9 +11,34 @@ use super::interner::{Interner, HASHER};
 /// The members of a JSON object, sorted by key, keys unique.
 pub type CompactMap = [(Arc<str>, CompactValue)];
 
-static STRINGS: LazyLock<Interner<str>> = LazyLock::new(Interner::new);
-static ARRAYS: LazyLock<Interner<[CompactValue]>> = LazyLock::new(Interner::new);
-static OBJECTS: LazyLock<Interner<CompactMap>> = LazyLock::new(Interner::new);
+static STRINGS: LazyLock<Interner<str>> = LazyLock::new(|| Interner::new(hash_str));
+static ARRAYS: LazyLock<Interner<[CompactValue]>> = LazyLock::new(|| Interner::new(hash_items));
+static OBJECTS: LazyLock<Interner<CompactMap>> = LazyLock::new(|| Interner::new(hash_members));
+
+fn hash_str(s: &str) -> u64 {
+    HASHER.hash_one(s)
+}
+
+/// An array's hash from its (interned) items' addresses: O(items), not O(subtree).
+fn hash_items(items: &[CompactValue]) -> u64 {
+    let mut h = HASHER.build_hasher();
+    items.len().hash(&mut h);
+    for v in items {
+        v.hash_shallow(&mut h);
+    }
+    h.finish()
+}
+
+/// An object's hash from its (interned) keys' and values' addresses.
+fn hash_members(members: &CompactMap) -> u64 {
+    let mut h = HASHER.build_hasher();
+    members.len().hash(&mut h);
+    for (k, v) in members {
+        std::ptr::hash(Arc::as_ptr(k) as *const u8, &mut h);
+        v.hash_shallow(&mut h);
+    }
+    h.finish()
+}
 
 /// An immutable JSON value in which equal strings, arrays and objects are stored once.
 ///
@@ -53,12 +78,7 @@ impl CompactValue {
 
     /// The interned array of these items.
     pub fn array(items: Vec<CompactValue>) -> Self {
-        let mut h = HASHER.build_hasher();
-        items.len().hash(&mut h);
-        for v in &items {
-            v.hash_shallow(&mut h);
-        }
-        let hash = h.finish();
+        let hash = hash_items(&items);
         let arc = ARRAYS.intern(
             hash,
             |a| a.len() == items.len() && a.iter().zip(&items).all(|(x, y)| x.same(y)),
@@ -86,13 +106,7 @@ impl CompactValue {
             members.sort_by(|a, b| a.0.cmp(&b.0));
             members.dedup_by(|later, kept| later.0 == kept.0);
         }
-        let mut h = HASHER.build_hasher();
-        members.len().hash(&mut h);
-        for (k, v) in &members {
-            std::ptr::hash(Arc::as_ptr(k) as *const u8, &mut h);
-            v.hash_shallow(&mut h);
-        }
-        let hash = h.finish();
+        let hash = hash_members(&members);
         let arc = OBJECTS.intern(
             hash,
             |o| {
@@ -229,7 +243,7 @@ thread_local! {
 
 /// The interned `Arc<str>` equal to `s` (allocates only the first time `s` is seen).
 pub(crate) fn intern_str(s: &str) -> Arc<str> {
-    let hash = HASHER.hash_one(s);
+    let hash = hash_str(s);
     let slot = (hash as usize) & (FRONT_SLOTS - 1);
     FRONT.with(|front| {
         let mut front = front.borrow_mut();
