@@ -57,26 +57,18 @@ impl Probe {
     }
 }
 
-/// After the sync: weighs the decoded objects alone and the whole informer (see the module
-/// docs), then shuts the factory down. `baseline` was read before the factory started.
-pub async fn weigh<K>(
-    baseline: Probe,
-    lister: &Api<K>,
-    factory: SharedInformerFactory,
-    informer: SharedIndexInformer<K>,
-) -> Value
+/// Weighs the decoded objects alone: the same list once more into a `Vec`, counted as the
+/// plain cache holds them (one `Arc` each). Only the plain storage mode holds decoded `K`s.
+pub async fn weigh_objects<K>(lister: &Api<K>) -> Value
 where
     K: Object + DeserializeOwned,
 {
-    let at_sync = Probe::now();
-    let cached = informer.indexer().len();
-
     let before = heap_in_use();
     let params = ListParams {
         resource_version: Some("0".into()),
         ..ListParams::default()
     };
-    let objects = match lister.list(&params).await {
+    match lister.list(&params).await {
         Ok(list) => {
             let held = heap_in_use() - before;
             let n = list.items.len() as isize;
@@ -90,8 +82,20 @@ where
             })
         }
         Err(e) => json!({ "error": e.to_string() }),
-    };
+    }
+}
 
+/// After the sync: the probe at sync, the decoded objects (`objects`, from [`weigh_objects`]
+/// where the storage mode holds `K`s) and the whole informer's heap (what shutting it down and
+/// dropping it frees). `baseline` was read before the factory started.
+pub async fn weigh<S: Object>(
+    baseline: Probe,
+    at_sync: Probe,
+    objects: Option<Value>,
+    factory: SharedInformerFactory,
+    informer: SharedIndexInformer<S>,
+) -> Value {
+    let cached = informer.indexer().len();
     let before_drop = heap_in_use();
     factory.shutdown().await;
     drop(informer);

@@ -1,8 +1,17 @@
-//! The bench binary's global allocator: mimalloc — as a production controller binary would pick:
-//! glibc's malloc is slow to free objects on a thread other than the one that allocated them,
-//! which is what a FIFO consumer does — counting heap bytes in use, which is how `podsync`
-//! measures what a cache retains per object (exact live bytes, where RSS would also count
-//! allocator slack and freed pages not yet returned to the OS).
+//! The bench binary's global allocator, counting heap bytes in use (how `podsync` measures
+//! what a cache retains per object: exact live bytes, where RSS would also count allocator slack
+//! and freed pages not yet returned to the OS), over one of two allocators chosen per process
+//! ([`Allocator`], `kcache-bench --allocator`):
+//! - mimalloc for the throughput scenarios, as a busy controller binary would pick: glibc's
+//!   malloc is slow to free objects on a thread other than the one that allocated them, which is
+//!   what a FIFO consumer does;
+//! - the system allocator (glibc malloc, what a Rust binary uses unless it picks one) for the
+//!   memory scenarios (`informer`, `many`): with kcache's compact caches it keeps 3–6 MB less
+//!   RSS than mimalloc at 10k objects (docs/benchmarks.md), and kube-rs's krbench runs on it too.
+//!
+//! The choice is read from `KCACHE_BENCH_ALLOCATOR` at the process's first allocation and never
+//! changes, so every block is freed by the allocator that made it; `main` re-executes the binary
+//! with the variable set when a scenario wants the other one ([`Allocator::current`]).
 //!
 //! Counting is off until a scenario calls [`start_counting`], so the other scenarios pay one
 //! relaxed load of a never-written flag per allocation and nothing else.
@@ -17,16 +26,72 @@
 
 use std::alloc::{GlobalAlloc, Layout};
 
-#[cfg(not(feature = "system-allocator"))]
+use std::alloc::System;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, Ordering};
+
 use mimalloc::MiMalloc;
-#[cfg(feature = "system-allocator")]
-use std::alloc::System as MiMalloc;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
 static IN_USE: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
 static TRACKING_PEAK: AtomicBool = AtomicBool::new(false);
+
+/// The environment variable that picks the allocator (`system` or `mimalloc`).
+pub const ALLOCATOR_ENV: &str = "KCACHE_BENCH_ALLOCATOR";
+const ALLOCATOR_ENV_C: &CStr = c"KCACHE_BENCH_ALLOCATOR";
+const UNDECIDED: u8 = 0;
+const MIMALLOC: u8 = 1;
+const SYSTEM: u8 = 2;
+static CHOICE: AtomicU8 = AtomicU8::new(UNDECIDED);
+
+/// The allocators the bench can run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Allocator {
+    /// mimalloc.
+    Mimalloc,
+    /// The system allocator (glibc malloc).
+    System,
+}
+
+impl Allocator {
+    /// The allocator serving this process.
+    pub fn current() -> Allocator {
+        if use_system() {
+            Allocator::System
+        } else {
+            Allocator::Mimalloc
+        }
+    }
+
+    /// Its name, as `--allocator` and [`ALLOCATOR_ENV`] spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Allocator::Mimalloc => "mimalloc",
+            Allocator::System => "system",
+        }
+    }
+}
+
+/// Whether the system allocator serves this process; decided at the first call (the process's
+/// first allocation, before any other thread exists) from [`ALLOCATOR_ENV`].
+fn use_system() -> bool {
+    match CHOICE.load(Ordering::Relaxed) {
+        MIMALLOC => false,
+        SYSTEM => true,
+        _ => {
+            // SAFETY: getenv with a NUL-terminated name; the pointer it returns, if not null, is
+            // a NUL-terminated string that lives while the environment is not modified, and it
+            // is read at once. Neither call allocates.
+            let system = unsafe {
+                let value = libc::getenv(ALLOCATOR_ENV_C.as_ptr());
+                !value.is_null() && CStr::from_ptr(value) == c"system"
+            };
+            CHOICE.store(if system { SYSTEM } else { MIMALLOC }, Ordering::Relaxed);
+            system
+        }
+    }
+}
 
 /// Turns transparent huge pages off for this process (`PR_SET_THP_DISABLE`), before any scenario
 /// allocates; memory already faulted keeps its pages. A failure (an old kernel) is reported and
@@ -45,9 +110,7 @@ pub fn disable_transparent_huge_pages() {
 
 /// mimalloc's `mi_option_arena_eager_commit` and `mi_option_purge_delay` (their positions in
 /// `mi_option_t`, mimalloc.h of the v3 sources libmimalloc-sys builds).
-#[cfg(not(feature = "system-allocator"))]
 const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-#[cfg(not(feature = "system-allocator"))]
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Has mimalloc hand freed pages back to the OS at once (`purge_delay` 0; its default waits
@@ -55,10 +118,12 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// — what `MIMALLOC_PURGE_DELAY=0 MIMALLOC_ARENA_EAGER_COMMIT=0` do, set from inside the binary.
 /// For the informer scenario, where peak RSS is the figure: a list's transient buffers are
 /// freed between the pages of decoded objects, and a freed page kept for later is RSS
-/// (10k ConfigMaps on kube-apiserver: 84.6 → 75.0 MB, see docs/benchmarks.md). The
-/// throughput scenarios keep mimalloc's defaults.
+/// (10k ConfigMaps on kube-apiserver: 84.6 → 75.0 MB, see docs/benchmarks.md), for a run of a
+/// memory scenario on mimalloc. The throughput scenarios keep mimalloc's defaults.
 pub fn release_freed_memory_promptly() {
-    #[cfg(not(feature = "system-allocator"))]
+    if use_system() {
+        return;
+    }
     // SAFETY: `mi_option_set` takes plain integers; mimalloc reads options on every use, so
     // changing them while it runs is what the function is for.
     unsafe {
@@ -67,7 +132,7 @@ pub fn release_freed_memory_promptly() {
     }
 }
 
-/// mimalloc, counting allocated-minus-freed bytes while counting is on.
+/// The chosen allocator, counting allocated-minus-freed bytes while counting is on.
 struct Counting;
 
 #[global_allocator]
@@ -82,28 +147,53 @@ fn count(delta: isize) {
     }
 }
 
-// SAFETY: every method forwards to `MiMalloc` with the caller's arguments unchanged, so its
-// guarantees are this allocator's; the counting touches only atomics.
+// SAFETY: every method forwards to the one allocator chosen for the whole process (`use_system`
+// never changes its answer) with the caller's arguments unchanged, so its guarantees are this
+// allocator's; the counting touches only atomics.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
         // SAFETY: forwarded as received (see the impl).
-        unsafe { MiMalloc.alloc(layout) }
+        unsafe {
+            if use_system() {
+                System.alloc(layout)
+            } else {
+                MiMalloc.alloc(layout)
+            }
+        }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
         // SAFETY: forwarded as received (see the impl).
-        unsafe { MiMalloc.alloc_zeroed(layout) }
+        unsafe {
+            if use_system() {
+                System.alloc_zeroed(layout)
+            } else {
+                MiMalloc.alloc_zeroed(layout)
+            }
+        }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         count(-(layout.size() as isize));
         // SAFETY: forwarded as received (see the impl).
-        unsafe { MiMalloc.dealloc(ptr, layout) }
+        unsafe {
+            if use_system() {
+                System.dealloc(ptr, layout)
+            } else {
+                MiMalloc.dealloc(ptr, layout)
+            }
+        }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count(new_size as isize - layout.size() as isize);
         // SAFETY: forwarded as received (see the impl).
-        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
+        unsafe {
+            if use_system() {
+                System.realloc(ptr, layout, new_size)
+            } else {
+                MiMalloc.realloc(ptr, layout, new_size)
+            }
+        }
     }
 }
 

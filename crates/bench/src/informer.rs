@@ -12,7 +12,7 @@
 //! (k8s-openapi structs, the factory's `informer`), `compact` (the factory's `compact_informer`:
 //! the pipeline keeps `Compact<K>`, the handler gets typed objects; with `--metadata`,
 //! `compact_metadata_informer`) or `object` (untyped [`CompactObject`]s, structurally shared);
-//! the report names it in `storage`. `--account` (plain storage) adds where the memory went.
+//! the report names it in `storage`. `--account` adds where the memory went.
 //!
 //! `--relist` then forces a relist and measures it: the peak RSS so far is recorded as
 //! `peak_rss_sync_bytes` and reset (`/proc/self/clear_refs`), the server is asked to expire every
@@ -96,7 +96,7 @@ pub struct Args {
     protobuf: bool,
     /// Also report where the memory goes (`account` in the JSON line, see [`crate::account`]):
     /// counts heap bytes from the start, and after the sync lists the objects once more and
-    /// shuts the informer down to weigh the pieces. Slower; not for timing runs; plain storage.
+    /// shuts the informer down to weigh the pieces. Slower; not for timing runs.
     #[arg(long)]
     account: bool,
     /// After the sync, force a relist on kcache-testserver and measure it (see the module docs).
@@ -131,10 +131,6 @@ struct Counts {
 }
 
 pub fn run(args: Args) {
-    if args.account && args.storage != Storage::Plain {
-        eprintln!("kcache-bench: --account weighs the plain storage mode only");
-        std::process::exit(2);
-    }
     if args.metadata && args.storage == Storage::Object {
         eprintln!(
             "kcache-bench: --metadata caches PartialObjectMeta; use --storage plain or compact"
@@ -178,27 +174,31 @@ where
     R: Resource + Object + Clone + serde::de::DeserializeOwned,
 {
     let baseline = args.account.then(account::Probe::now);
-    let mut account = None;
+    let account;
     let mut fields = match (args.metadata, args.storage) {
         (true, Storage::Compact) => {
             let informer = factory.compact_metadata_informer::<R>();
             let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
             let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
-            factory.shutdown().await;
+            let inner = informer.informer().clone();
+            drop(informer);
+            account = settle(baseline, None::<&Api<R>>, factory, inner).await;
             fields
         }
         (false, Storage::Compact) => {
             let informer = factory.compact_informer::<R>();
             let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
             let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
-            factory.shutdown().await;
+            let inner = informer.informer().clone();
+            drop(informer);
+            account = settle(baseline, None::<&Api<R>>, factory, inner).await;
             fields
         }
         (_, Storage::Object) => {
             let informer = compact_object_informer::<R>(&factory, client);
             let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
             let fields = measure(&factory, client, &informer, add, args, deadline).await;
-            factory.shutdown().await;
+            account = settle(baseline, None::<&Api<R>>, factory, informer).await;
             fields
         }
         (true, Storage::Plain) => {
@@ -206,10 +206,7 @@ where
             let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
             let fields = measure(&factory, client, &informer, add, args, deadline).await;
             let lister = Api::<R>::all(client.clone()).into_metadata();
-            match baseline {
-                Some(b) => account = Some(account::weigh(b, &lister, factory, informer).await),
-                None => factory.shutdown().await,
-            }
+            account = settle(baseline, Some(&lister), factory, informer).await;
             fields
         }
         (false, Storage::Plain) => {
@@ -217,10 +214,7 @@ where
             let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
             let fields = measure(&factory, client, &informer, add, args, deadline).await;
             let lister = Api::<R>::all(client.clone());
-            match baseline {
-                Some(b) => account = Some(account::weigh(b, &lister, factory, informer).await),
-                None => factory.shutdown().await,
-            }
+            account = settle(baseline, Some(&lister), factory, informer).await;
             fields
         }
     };
@@ -233,6 +227,27 @@ where
         fields["account"] = account;
     }
     fields
+}
+
+/// Ends the scenario: with `--account` (a `baseline` probe), weighs the informer (and the
+/// objects `lister` decodes, where the cache holds decoded `K`s) as it shuts down; else shuts
+/// the factory down.
+async fn settle<S: Object, K: Object + serde::de::DeserializeOwned>(
+    baseline: Option<account::Probe>,
+    lister: Option<&Api<K>>,
+    factory: SharedInformerFactory,
+    informer: SharedIndexInformer<S>,
+) -> Option<serde_json::Value> {
+    let Some(baseline) = baseline else {
+        factory.shutdown().await;
+        return None;
+    };
+    let at_sync = account::Probe::now();
+    let objects = match lister {
+        Some(lister) => Some(account::weigh_objects(lister).await),
+        None => None,
+    };
+    Some(account::weigh(baseline, at_sync, objects, factory, informer).await)
 }
 
 /// The informer of `R`'s resource caching [`CompactObject`]s, indexed by namespace as the

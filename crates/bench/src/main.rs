@@ -28,6 +28,11 @@ use clap::{Parser, Subcommand};
     about = "kcache benchmarks, comparable with cgbench"
 )]
 struct Cli {
+    /// The allocator to run on (default: `system` for the memory scenarios `informer` and
+    /// `many`, `mimalloc` for the others; see src/heap.rs). The binary re-executes itself with
+    /// KCACHE_BENCH_ALLOCATOR set when it is not already running on it.
+    #[arg(long, global = true, value_enum)]
+    allocator: Option<heap::Allocator>,
     #[command(subcommand)]
     scenario: Scenario,
 }
@@ -75,8 +80,16 @@ impl Storage {
 }
 
 fn main() {
+    let cli = Cli::parse();
+    let wanted = cli.allocator.unwrap_or(match cli.scenario {
+        Scenario::Informer(_) | Scenario::Many(_) => heap::Allocator::System,
+        _ => heap::Allocator::Mimalloc,
+    });
+    if wanted != heap::Allocator::current() {
+        run_on(wanted);
+    }
     heap::disable_transparent_huge_pages();
-    match Cli::parse().scenario {
+    match cli.scenario {
         Scenario::Workqueue(args) => workqueue::run(args),
         Scenario::Store(args) => store::run(args),
         Scenario::Fifo(args) => fifo::run(args),
@@ -88,4 +101,23 @@ fn main() {
         Scenario::Seed(args) => configmaps::seed(args),
         Scenario::Churn(args) => configmaps::churn(args),
     }
+}
+
+/// Replaces this process with the same command on `allocator` (the allocator is chosen at a
+/// process's first allocation, see src/heap.rs); returns only on failure, by exiting.
+fn run_on(allocator: heap::Allocator) -> ! {
+    use std::os::unix::process::CommandExt;
+    let err = std::env::current_exe()
+        .map(|exe| {
+            std::process::Command::new(exe)
+                .args(std::env::args_os().skip(1))
+                .env(heap::ALLOCATOR_ENV, allocator.name())
+                .exec()
+        })
+        .unwrap_or_else(|e| e);
+    eprintln!(
+        "kcache-bench: cannot re-run on the {} allocator: {err}",
+        allocator.name()
+    );
+    std::process::exit(2);
 }

@@ -34,7 +34,7 @@ fn status_bytes(field: &str) -> u64 {
         .map_or(0, |kb| kb * 1024)
 }
 
-/// Prints `fields` plus `impl`, `scenario` and `peak_rss_bytes` as one JSON line.
+/// Prints `fields` plus `impl`, `scenario`, `allocator` and `peak_rss_bytes` as one JSON line.
 pub fn emit(scenario: &str, fields: Value) {
     let mut line = match fields {
         Value::Object(map) => map,
@@ -45,6 +45,10 @@ pub fn emit(scenario: &str, fields: Value) {
         format!("kcache-{}", env!("CARGO_PKG_VERSION")).into(),
     );
     line.insert("scenario".into(), scenario.into());
+    line.insert(
+        "allocator".into(),
+        crate::heap::Allocator::current().name().into(),
+    );
     line.insert("peak_rss_bytes".into(), peak_rss_bytes().into());
     println!("{}", Value::Object(line));
 }
