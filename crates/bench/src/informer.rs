@@ -95,8 +95,8 @@ pub struct Args {
     #[arg(long)]
     protobuf: bool,
     /// Also report where the memory goes (`account` in the JSON line, see [`crate::account`]):
-    /// counts heap bytes from the start, and after the sync lists the objects once more and
-    /// shuts the informer down to weigh the pieces. Slower; not for timing runs.
+    /// counts heap bytes from the start, and after the sync lists the objects once more (plain
+    /// storage: the cache holds decoded objects) and shuts the informer down to weigh the pieces. Slower; not for timing runs.
     #[arg(long)]
     account: bool,
     /// After the sync, force a relist on kcache-testserver and measure it (see the module docs).
