@@ -293,7 +293,10 @@ async fn watch_events_bookmarks_and_errors() {
         }
         // Servers before 1.27 reject sendInitialEvents/resourceVersionMatch on watches.
         Err(e) if e.is_invalid() => {
-            eprintln!("skipped watch-list: the server does not support it ({e})")
+            println!(
+                "kcache-skip: watch_events_bookmarks_and_errors (watch-list): the server does not \
+                 support it ({e})"
+            )
         }
         Err(e) => panic!("{e}"),
     }
@@ -309,8 +312,9 @@ async fn watch_events_bookmarks_and_errors() {
     }
 
     let Some(server) = cluster.server() else {
-        return eprintln!(
-            "skipped the watch fault cases: they need fault injection (real cluster)"
+        return println!(
+            "kcache-skip: watch_events_bookmarks_and_errors (its fault cases): needs fault \
+             injection (embedded server only)"
         );
     };
     assert!(matches!(w.next().await.unwrap().unwrap(), WatchEvent::Added(o) if o.name() == "x"));
@@ -377,8 +381,9 @@ async fn watch_events_bookmarks_and_errors() {
 async fn retry_after_is_honoured_for_requests_but_not_watches() {
     let cluster = TestCluster::start().await.unwrap();
     let Some(server) = cluster.server() else {
-        return eprintln!(
-            "skipped on a real cluster (KCACHE_TEST_KUBECONFIG): needs fault injection"
+        return println!(
+            "kcache-skip: retry_after_is_honoured_for_requests_but_not_watches: needs fault \
+             injection (embedded server only)"
         );
     };
     // No timers but the ones under test: paused time jumps to the next timer whenever idle.
