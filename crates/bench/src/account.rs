@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::heap::{heap_in_use, heap_peak};
-use crate::report::{peak_rss_bytes, rss_bytes};
+use crate::report::{peak_rss_bytes, rss_bytes, threads};
 
 /// The process's memory at one moment.
 #[derive(Debug, Clone, Copy)]
@@ -111,18 +111,6 @@ pub async fn weigh<S: Object>(
         "informer_heap_bytes": informer_bytes,
         "after_shutdown": Probe::now().to_json(),
     })
-}
-
-/// `Threads:` of /proc/self/status.
-fn threads() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Threads:"))
-                .and_then(|v| v.trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 /// Resident bytes of thread stacks: the main thread's `[stack]` mapping plus every anonymous

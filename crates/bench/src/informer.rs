@@ -31,7 +31,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kcache_compact::CompactObject;
 use kcache_core::{Object, Resource};
 use kcache_informer::{
-    FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
+    CompactInformer, FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
+    SharedInformerFactory,
 };
 use kcache_store::Indexers;
 use kcache_transport::{Api, Client};
@@ -178,20 +179,14 @@ where
     let mut fields = match (args.metadata, args.storage) {
         (true, Storage::Compact) => {
             let informer = factory.compact_metadata_informer::<R>();
-            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
-            let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
-            let inner = informer.informer().clone();
-            drop(informer);
-            account = settle(baseline, None::<&Api<R>>, factory, inner).await;
+            let fields;
+            (fields, account) = compact(factory, client, informer, args, deadline, baseline).await;
             fields
         }
         (false, Storage::Compact) => {
             let informer = factory.compact_informer::<R>();
-            let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
-            let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
-            let inner = informer.informer().clone();
-            drop(informer);
-            account = settle(baseline, None::<&Api<R>>, factory, inner).await;
+            let fields;
+            (fields, account) = compact(factory, client, informer, args, deadline, baseline).await;
             fields
         }
         (_, Storage::Object) => {
@@ -227,6 +222,31 @@ where
         fields["account"] = account;
     }
     fields
+}
+
+/// Measures a compact informer (the factory's `compact_informer` or `compact_metadata_informer`)
+/// and ends the scenario: the report's fields and, with `--account`, the weighing.
+async fn compact<K>(
+    factory: SharedInformerFactory,
+    client: &Client,
+    informer: CompactInformer<K>,
+    args: &Args,
+    deadline: Instant,
+    baseline: Option<account::Probe>,
+) -> (serde_json::Value, Option<serde_json::Value>)
+where
+    K: Object + serde::de::DeserializeOwned,
+{
+    let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+    let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
+    // Only the informer underneath is weighed: dropping the typed wrapper first lets the
+    // factory's shutdown free everything.
+    let inner = informer.informer().clone();
+    drop(informer);
+    (
+        fields,
+        settle(baseline, None::<&Api<K>>, factory, inner).await,
+    )
 }
 
 /// Ends the scenario: with `--account` (a `baseline` probe), weighs the informer (and the

@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::client;
 use crate::informer::parse_duration;
-use crate::report::emit;
+use crate::report::{emit, threads};
 
 /// Flags, as cgbench's.
 #[derive(clap::Args)]
@@ -129,16 +129,4 @@ fn cpu_seconds() -> f64 {
     };
     // /proc reports in USER_HZ, which Linux fixes at 100 whatever the kernel's tick.
     (ticks(11) + ticks(12)) as f64 / 100.0
-}
-
-/// OS threads of this process (`Threads:` in /proc/self/status; 0 where unavailable).
-fn threads() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Threads:"))
-                .and_then(|v| v.trim().parse().ok())
-        })
-        .unwrap_or(0)
 }

@@ -21,17 +21,26 @@ pub fn rss_bytes() -> u64 {
     status_bytes("VmRSS:")
 }
 
+/// OS threads of this process (`Threads:` of /proc/self/status); 0 where unavailable.
+pub fn threads() -> u64 {
+    status_number("Threads:").unwrap_or(0)
+}
+
 /// A `kB` field of /proc/self/status, in bytes.
 fn status_bytes(field: &str) -> u64 {
+    status_number(field).map_or(0, |kb| kb * 1024)
+}
+
+/// The number a field of /proc/self/status starts with (its unit, if any, dropped).
+fn status_number(field: &str) -> Option<u64> {
     std::fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(field))?
+        .split_whitespace()
+        .next()?
+        .parse()
         .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(field))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
 }
 
 /// Prints `fields` plus `impl`, `scenario`, `allocator` and `peak_rss_bytes` as one JSON line.
