@@ -10,6 +10,7 @@ mod k8s_openapi_impls;
 mod key;
 mod list;
 mod meta;
+mod meta_de;
 mod object;
 mod pager;
 mod params;

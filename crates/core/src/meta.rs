@@ -37,8 +37,9 @@ pub struct OwnerReference {
 /// The metadata every object carries (`metav1.ObjectMeta`).
 ///
 /// The fields the machinery reads are typed; every other field (managedFields, ...) is kept as
-/// JSON in `other`, so an object read and written back loses nothing.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// JSON in `other`, so an object read and written back loses nothing. (`Deserialize` is written
+/// by hand in `meta_de`, without serde's buffering for `flatten`.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectMeta {
     /// The object's name.

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 
 use crate::dynamic::DynamicObject;
 use crate::meta::{ObjectMeta, TypeMeta};
@@ -74,8 +74,9 @@ impl<K> fmt::Debug for PartialObjectMeta<K> {
     }
 }
 
-/// The wire shape, without the marker type (so serde needs no bound on `K`).
-#[derive(Serialize, Deserialize)]
+/// The wire shape, without the marker type (so serde needs no bound on `K`). Decoding is by
+/// hand, in `meta_de`.
+#[derive(Serialize)]
 struct Wire<T, M> {
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     types: Option<T>,
@@ -90,17 +91,6 @@ impl<K> Serialize for PartialObjectMeta<K> {
             metadata: &self.metadata,
         }
         .serialize(s)
-    }
-}
-
-impl<'de, K> Deserialize<'de> for PartialObjectMeta<K> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let w = Wire::<TypeMeta, ObjectMeta>::deserialize(d)?;
-        Ok(PartialObjectMeta {
-            types: w.types,
-            metadata: w.metadata,
-            _k: PhantomData,
-        })
     }
 }
 
