@@ -91,10 +91,10 @@ pub struct Args {
     /// What the cache keeps (`object` is not offered with `--metadata`).
     #[arg(long, value_enum, default_value = "plain")]
     storage: Storage,
-    /// Ask for metadata-only lists in protobuf first, as client-go's metadata client does
-    /// (`Config::metadata_protobuf`; with `--metadata`).
+    /// Ask for metadata-only lists in JSON only (`Config::metadata_protobuf = false`; with
+    /// `--metadata`): by default they ask for protobuf first, as client-go's metadata client does.
     #[arg(long)]
-    protobuf: bool,
+    no_protobuf: bool,
     /// Also report where the memory goes (`account` in the JSON line, see [`crate::account`]):
     /// counts heap bytes from the start, and after the sync lists the objects once more (plain
     /// storage: the cache holds decoded objects) and shuts the informer down to weigh the pieces. Slower; not for timing runs.
@@ -150,7 +150,7 @@ pub fn run(args: Args) {
     runtime.block_on(async {
         let client = client::configured(&args.kubeconfig, |config| {
             config.disable_compression = args.disable_compression;
-            config.metadata_protobuf = args.protobuf;
+            config.metadata_protobuf = !args.no_protobuf;
         });
         let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
         let fields = match args.resource {
@@ -217,7 +217,7 @@ where
     fields["storage"] = format!("{:?}", args.storage).to_lowercase().into();
     fields["metadata_only"] = args.metadata.into();
     fields["compression"] = (!args.disable_compression).into();
-    fields["protobuf"] = args.protobuf.into();
+    fields["protobuf"] = (args.metadata && !args.no_protobuf).into();
     if let Some(account) = account {
         fields["account"] = account;
     }

@@ -20,6 +20,8 @@ use http::Response;
 use http_body_util::BodyDataStream;
 use hyper::body::Incoming;
 use kcache_core::{BoxError, Error};
+
+use crate::decode::PartialListTranscoder;
 use tokio_util::io::{ReaderStream, StreamReader};
 
 /// The most decompressed bytes handed to a decoder at once.
@@ -40,7 +42,7 @@ pin_project_lite::pin_project! {
     #[project = InnerProj]
     enum Inner {
         Plain { #[pin] body: BodyDataStream<Incoming> },
-        Buffered { bytes: Option<Bytes> },
+        Transcoded { body: Pin<Box<ResponseBody>>, transcoder: PartialListTranscoder, ended: bool },
         Gzip { #[pin] body: ReaderStream<GzipDecoder<StreamReader<Compressed, Bytes>>> },
     }
 }
@@ -49,7 +51,7 @@ impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let encoding = match self.inner {
             Inner::Plain { .. } => "identity",
-            Inner::Buffered { .. } => "buffered",
+            Inner::Transcoded { .. } => "protobuf, transcoded",
             Inner::Gzip { .. } => "gzip",
         };
         f.debug_struct("ResponseBody")
@@ -92,10 +94,15 @@ impl ResponseBody {
         }
     }
 
-    /// A body already read (a protobuf list rewritten as JSON, see `decode::protobuf`).
-    pub(crate) fn buffered(bytes: Bytes) -> ResponseBody {
+    /// This body, a protobuf `PartialObjectMetadataList`, as the JSON list, rewritten item by
+    /// item as it arrives (see `decode::protobuf_list`); no field may pass `max_object_size`.
+    pub(crate) fn partial_list_from_protobuf(self, max_object_size: usize) -> ResponseBody {
         ResponseBody {
-            inner: Inner::Buffered { bytes: Some(bytes) },
+            inner: Inner::Transcoded {
+                body: Box::pin(self),
+                transcoder: PartialListTranscoder::new(max_object_size),
+                ended: false,
+            },
         }
     }
 
@@ -124,7 +131,32 @@ impl Stream for ResponseBody {
             InnerProj::Plain { body } => body
                 .poll_next(cx)
                 .map(|o| o.map(|r| r.map_err(BoxError::from))),
-            InnerProj::Buffered { bytes } => Poll::Ready(bytes.take().map(Ok)),
+            InnerProj::Transcoded {
+                body,
+                transcoder,
+                ended,
+            } => loop {
+                if *ended {
+                    return Poll::Ready(None);
+                }
+                let mut json = Vec::new();
+                let rewritten = match std::task::ready!(body.as_mut().poll_next(cx)) {
+                    Some(Ok(chunk)) => transcoder.push(&chunk, &mut json),
+                    Some(Err(e)) => Err(Error::Request(e)),
+                    None => {
+                        *ended = true;
+                        transcoder.finish(&mut json)
+                    }
+                };
+                match rewritten {
+                    Ok(()) if json.is_empty() => {}
+                    Ok(()) => return Poll::Ready(Some(Ok(json.into()))),
+                    Err(e) => {
+                        *ended = true;
+                        return Poll::Ready(Some(Err(e.into())));
+                    }
+                }
+            },
             InnerProj::Gzip { body } => body.poll_next(cx).map(|o| {
                 o.map(|r| {
                     r.map_err(|e| -> BoxError {

@@ -24,10 +24,6 @@ use crate::auth::Auth;
 use crate::body::ResponseBody;
 use crate::config::Config;
 use crate::decode::{protobuf, ListStream, WatchEventStream};
-
-/// The largest protobuf list body read (metadata-only lists, which are read whole): 1 GiB, about
-/// four million objects' metadata.
-const MAX_PROTOBUF_LIST: usize = 1 << 30;
 use crate::error::{status_from_response, ConfigError};
 use crate::proxy::ProxyConnector;
 use crate::retry;
@@ -221,10 +217,9 @@ impl Client {
             .is_some_and(|v| v.starts_with(protobuf::PROTOBUF));
         let mut body = ResponseBody::of(resp)?;
         if protobuf {
-            // Only asked for by metadata-only lists (`Config::metadata_protobuf`): read whole,
-            // as client-go reads it, then decoded like a JSON list.
-            let bytes = body.read_to_end(MAX_PROTOBUF_LIST).await?;
-            body = ResponseBody::buffered(protobuf::partial_list_to_json(&bytes)?.into());
+            // Only asked for by metadata-only lists (`Config::metadata_protobuf`): rewritten as
+            // the JSON list while it arrives, then decoded like one.
+            body = body.partial_list_from_protobuf(self.inner.max_object_size);
         }
         Ok(ListStream::new(body, self.inner.max_object_size))
     }

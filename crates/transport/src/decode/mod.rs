@@ -3,8 +3,10 @@
 mod list;
 mod naming;
 pub(crate) mod protobuf;
+mod protobuf_list;
 mod scanner;
 mod watch;
 
 pub use list::{ListDecoder, ListStream};
+pub(crate) use protobuf_list::PartialListTranscoder;
 pub use watch::{decode_event, WatchDecoder, WatchEventStream, DEFAULT_MAX_OBJECT_SIZE};

@@ -1,6 +1,7 @@
-//! `PartialObjectMetadataList` in Kubernetes' protobuf encoding, turned into the JSON the
-//! server would have sent, so the list decoder (and its parallel item decoding) reads it as any
-//! other list.
+//! Kubernetes' protobuf encoding of `PartialObjectMetadata`, written as the JSON the server would
+//! have sent, so the list decoder (and its parallel item decoding) reads it as any other list.
+//! [`PartialListTranscoder`](super::protobuf_list::PartialListTranscoder) drives it item by item
+//! as a list body arrives.
 //!
 //! Why: client-go's metadata client asks for protobuf first (`metadata.go`:
 //! `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;...`), and kube-apiserver
@@ -9,20 +10,18 @@
 //! metadata (names, labels, `managedFields[].fieldsV1`, which protobuf already carries as raw JSON)
 //! costs the client a copy; the typed decoding that follows is unchanged.
 //!
-//! The wire: `k8s\0`, then a `runtime.Unknown` {1: TypeMeta {1: apiVersion, 2: kind},
-//! 2: raw, 3: contentEncoding, 4: contentType} whose `raw` is the list (apimachinery's
-//! `generated.proto` for `meta/v1`). Fields the JSON form omits when empty are omitted here too;
-//! unknown fields are skipped, as protobuf readers do.
+//! The messages are apimachinery's `generated.proto` for `meta/v1`. Fields the JSON form omits
+//! when empty are omitted here too; unknown fields are skipped, as protobuf readers do.
 
 use kcache_core::Error;
 
 /// What every Kubernetes protobuf body starts with.
-const MAGIC: &[u8] = b"k8s\0";
+pub(super) const MAGIC: &[u8] = b"k8s\0";
 
 /// The media type of Kubernetes' protobuf encoding.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
-fn malformed(what: impl std::fmt::Display) -> Error {
+pub(super) fn malformed(what: impl std::fmt::Display) -> Error {
     Error::decode("protobuf PartialObjectMetadataList", what.to_string())
 }
 
@@ -93,7 +92,7 @@ fn fields(buf: &[u8]) -> Fields<'_> {
     Fields { buf }
 }
 
-fn text(bytes: &[u8]) -> Result<&str, Error> {
+pub(super) fn text(bytes: &[u8]) -> Result<&str, Error> {
     std::str::from_utf8(bytes).map_err(|e| malformed(format!("a string is not UTF-8: {e}")))
 }
 
@@ -144,79 +143,37 @@ fn json_string(out: &mut Vec<u8>, s: &str) -> Result<(), Error> {
     serde_json::to_writer(out, s).map_err(malformed)
 }
 
-/// Decodes a protobuf `PartialObjectMetadataList` body into the JSON list kube-apiserver would
-/// send for `application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1`.
-pub fn partial_list_to_json(body: &[u8]) -> Result<Vec<u8>, Error> {
-    let envelope = body
-        .strip_prefix(MAGIC)
-        .ok_or_else(|| malformed("the body does not start with the k8s protobuf magic"))?;
-    let (mut kind, mut raw, mut encoding) = ("", None, "");
-    let mut f = fields(envelope);
-    while let Some((number, value)) = f.next_field()? {
-        match (number, value) {
-            (1, Value::Bytes(type_meta)) => {
-                let mut t = fields(type_meta);
-                while let Some((n, v)) = t.next_field()? {
-                    if let (2, Value::Bytes(k)) = (n, v) {
-                        kind = text(k)?;
-                    }
-                }
-            }
-            (2, Value::Bytes(r)) => raw = Some(r),
-            (3, Value::Bytes(e)) => encoding = text(e)?,
-            _ => {}
+/// The envelope's `TypeMeta` {1: apiVersion, 2: kind}: the kind it names.
+pub(super) fn envelope_kind(type_meta: &[u8]) -> Result<&str, Error> {
+    let mut kind = "";
+    let mut t = fields(type_meta);
+    while let Some((n, v)) = t.next_field()? {
+        if let (2, Value::Bytes(k)) = (n, v) {
+            kind = text(k)?;
         }
     }
-    if kind != "PartialObjectMetadataList" {
-        return Err(malformed(format!(
-            "the server sent kind {kind:?}, not PartialObjectMetadataList"
-        )));
-    }
-    if !encoding.is_empty() {
-        return Err(malformed(format!(
-            "content encoding {encoding:?} inside the envelope is not supported"
-        )));
-    }
-    let raw = raw.ok_or_else(|| malformed("the envelope has no object"))?;
-
-    let mut out = Vec::with_capacity(raw.len() * 2);
-    out.extend_from_slice(
-        br#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","items":["#,
-    );
-    let mut list_meta = None;
-    let mut first = true;
-    let mut f = fields(raw);
-    while let Some((number, value)) = f.next_field()? {
-        match (number, value) {
-            (1, Value::Bytes(m)) => list_meta = Some(m),
-            (2, Value::Bytes(item)) => {
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                out.extend_from_slice(
-                    br#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":"#,
-                );
-                let mut meta: &[u8] = &[];
-                let mut i = fields(item);
-                while let Some((n, v)) = i.next_field()? {
-                    if let (1, Value::Bytes(m)) = (n, v) {
-                        meta = m;
-                    }
-                }
-                object_meta(&mut out, meta)?;
-                out.push(b'}');
-            }
-            _ => {}
-        }
-    }
-    out.extend_from_slice(br#"],"metadata":"#);
-    write_list_meta(&mut out, list_meta.unwrap_or_default())?;
-    out.push(b'}');
-    Ok(out)
+    Ok(kind)
 }
 
-fn write_list_meta(out: &mut Vec<u8>, buf: &[u8]) -> Result<(), Error> {
+/// One `PartialObjectMetadata` {1: metadata} as the JSON item kube-apiserver would send.
+pub(super) fn write_partial_object(out: &mut Vec<u8>, item: &[u8]) -> Result<(), Error> {
+    out.extend_from_slice(
+        br#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":"#,
+    );
+    let mut meta: &[u8] = &[];
+    let mut i = fields(item);
+    while let Some((n, v)) = i.next_field()? {
+        if let (1, Value::Bytes(m)) = (n, v) {
+            meta = m;
+        }
+    }
+    object_meta(out, meta)?;
+    out.push(b'}');
+    Ok(())
+}
+
+/// `ListMeta` {1: selfLink, 2: resourceVersion, 3: continue, 4: remainingItemCount} as JSON.
+pub(super) fn write_list_meta(out: &mut Vec<u8>, buf: &[u8]) -> Result<(), Error> {
     let mut strings: [Option<&[u8]>; 4] = [None; 4];
     let mut remaining = None;
     let mut f = fields(buf);
@@ -435,48 +392,4 @@ fn managed_fields_entry(out: &mut Vec<u8>, buf: &[u8]) -> Result<(), Error> {
     o.string("subresource", s[8])?;
     o.close();
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A list kube-apiserver 1.20.2 sent for
-    /// `GET /api/v1/namespaces/pbfix/configmaps` with client-go's metadata `Accept`, and the
-    /// JSON it sent for the same list with the JSON `Accept`.
-    const PROTOBUF_LIST: &[u8] = include_bytes!("../../tests/fixtures/partial-list.pb");
-    const JSON_LIST: &[u8] = include_bytes!("../../tests/fixtures/partial-list.json");
-
-    #[test]
-    fn transcodes_what_the_server_sends_as_json() {
-        let json = partial_list_to_json(PROTOBUF_LIST).unwrap();
-        let ours: serde_json::Value = serde_json::from_slice(&json).unwrap();
-        let servers: serde_json::Value = serde_json::from_slice(JSON_LIST).unwrap();
-        assert_eq!(ours, servers);
-        assert_eq!(ours["items"].as_array().unwrap().len(), 3);
-    }
-
-    #[test]
-    fn truncated_body_is_an_error_not_a_panic() {
-        for cut in [3, 10, PROTOBUF_LIST.len() / 2, PROTOBUF_LIST.len() - 1] {
-            let err = partial_list_to_json(&PROTOBUF_LIST[..cut]).unwrap_err();
-            assert!(
-                err.to_string().contains("PartialObjectMetadataList"),
-                "{err}"
-            );
-        }
-    }
-
-    #[test]
-    fn another_kind_is_refused_by_name() {
-        // k8s\0, TypeMeta {apiVersion: v1, kind: ConfigMapList}, raw: empty.
-        let mut body = b"k8s\0".to_vec();
-        let type_meta = [b"\x0a\x02v1".as_slice(), b"\x12\x0dConfigMapList"].concat();
-        body.push(0x0a);
-        body.push(type_meta.len() as u8);
-        body.extend_from_slice(&type_meta);
-        body.extend_from_slice(b"\x12\x00");
-        let err = partial_list_to_json(&body).unwrap_err();
-        assert!(err.to_string().contains("ConfigMapList"), "{err}");
-    }
 }
