@@ -183,6 +183,103 @@ async fn watch_stream_ends_cleanly_skips_undecodable_events_and_ends_on_broken_f
     );
 }
 
+/// A watch-list's burst: thousands of events arriving together decode in batches on the
+/// blocking pool (several at once), and still come out in body order, an undecodable one as an
+/// error in its place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_events_decodes_on_the_pool_in_body_order() {
+    let mut body = String::new();
+    for i in 0..5000 {
+        if i == 2500 {
+            body.push_str(r#"{"type":"NOPE","object":{}}"#);
+        }
+        let pad = "x".repeat(100);
+        body.push_str(&format!(
+            r#"{{"type":"ADDED","object":{{"metadata":{{"name":"o{i}","resourceVersion":"{i}"}},"data":{{"p":"{pad}"}}}}}}"#
+        ));
+    }
+    // 64 KiB chunks, all ready at once, as a fast server's burst.
+    let chunks: Vec<Result<Bytes, std::io::Error>> = body
+        .as_bytes()
+        .chunks(64 << 10)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    let out: Vec<_> =
+        WatchEventStream::<_, DynamicObject>::new(futures_util::stream::iter(chunks), 1 << 20)
+            .collect()
+            .await;
+    assert_eq!(out.len(), 5001);
+    let mut next = 0;
+    for (at, ev) in out.into_iter().enumerate() {
+        match ev {
+            Ok(WatchEvent::Added(o)) => {
+                assert_eq!(o.name(), format!("o{next}"));
+                next += 1;
+            }
+            Err(e) => {
+                assert_eq!(at, 2500, "the error is where the bad event was");
+                assert!(e.to_string().contains("NOPE"), "{e}");
+            }
+            Ok(other) => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(next, 5000);
+}
+
+/// What has arrived goes out when the body has nothing more for now: a burst is not held back
+/// waiting for a full batch, nor is a lone event after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_go_out_when_the_body_waits() {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Result<Bytes, std::io::Error>>();
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
+    });
+    let mut s = Box::pin(WatchEventStream::<_, DynamicObject>::new(body, 1 << 20));
+    /// The next item, polling only when the stream's waker was woken: a stream that answers
+    /// `Pending` without arranging a wake-up fails here (the limit is a guard, not a timing).
+    async fn next<S: futures_util::Stream + Unpin>(s: &mut S) -> Option<S::Item> {
+        struct Wake(tokio::sync::Notify);
+        impl futures_util::task::ArcWake for Wake {
+            fn wake_by_ref(w: &std::sync::Arc<Self>) {
+                w.0.notify_one();
+            }
+        }
+        let wake = std::sync::Arc::new(Wake(tokio::sync::Notify::new()));
+        let waker = futures_util::task::waker(wake.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        loop {
+            if let std::task::Poll::Ready(item) = s.poll_next_unpin(&mut cx) {
+                return item;
+            }
+            tokio::time::timeout(std::time::Duration::from_secs(60), wake.0.notified())
+                .await
+                .expect("the stream answered Pending and never woke its task");
+        }
+    }
+    let event = |i: usize| {
+        format!(
+            r#"{{"type":"ADDED","object":{{"metadata":{{"name":"o{i}"}},"data":{{"p":"{}"}}}}}}"#,
+            "y".repeat(200)
+        )
+    };
+    // 100 events, about 25 KiB: more than is decoded inline, less than a batch.
+    let burst: String = (0..100).map(event).collect();
+    tx.send(Ok(Bytes::from(burst))).unwrap();
+    for i in 0..100 {
+        let Some(Ok(WatchEvent::Added(o))) = next(&mut s).await else {
+            panic!("event {i} did not come");
+        };
+        assert_eq!(o.name(), format!("o{i}"));
+    }
+    tx.send(Ok(Bytes::from(event(100)))).unwrap();
+    let Some(Ok(WatchEvent::Added(o))) = next(&mut s).await else {
+        panic!("the lone event did not come");
+    };
+    assert_eq!(o.name(), "o100");
+    drop(tx);
+    assert!(next(&mut s).await.is_none());
+}
+
 const LIST_META_FIRST: &str = r#"{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"42","continue":"tok","remainingItemCount":7},"items":[{"metadata":{"name":"a","namespace":"n"},"data":{"x":"]\"["}},{"metadata":{"name":"b"}} , {"metadata":{"name":"c"}}]}"#;
 const LIST_META_LAST: &str = "{\n \"items\" : [ ] ,\"extra\": [1, {\"a\": null}], \"num\": 12.5e3, \"t\":true, \"metadata\" : {\"resourceVersion\":\"9\"}\n}\n";
 

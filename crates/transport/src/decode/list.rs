@@ -18,6 +18,7 @@ use futures_core::Stream;
 use kcache_core::{BoxError, Error, ListMeta, ObjectList};
 use serde::de::DeserializeOwned;
 
+use super::batch::{joined, max_in_flight, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
 
@@ -374,7 +375,7 @@ where
         let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Vec<K>, Error>>> =
             VecDeque::new();
         let pool = tokio::runtime::Handle::try_current().ok();
-        let max_in_flight = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let max_in_flight = max_in_flight();
         let failure = loop {
             let chunk = match futures_util::StreamExt::next(&mut body).await {
                 Some(Ok(chunk)) => chunk,
@@ -387,24 +388,24 @@ where
             }) {
                 break Some(e);
             }
-            if batch.json.len() >= RawBatch::TARGET_BYTES {
+            if batch.bytes() >= RawBatch::TARGET_BYTES {
                 let full = std::mem::take(&mut batch);
                 let Some(pool) = &pool else {
-                    items.extend(full.decode()?);
+                    items.extend(decode_batch(full)?);
                     continue;
                 };
-                in_flight.push_back(pool.spawn_blocking(move || full.decode()));
+                in_flight.push_back(pool.spawn_blocking(move || decode_batch(full)));
                 while in_flight.len() > max_in_flight {
                     if let Some(done) = in_flight.pop_front() {
-                        items.extend(joined(done.await)?);
+                        items.extend(joined(done.await, "list items")?);
                     }
                 }
             }
         };
         // The rest decodes here while the pool finishes; the items before it come first.
-        let last = batch.decode();
+        let last = decode_batch(batch);
         for done in in_flight {
-            items.extend(joined(done.await)?);
+            items.extend(joined(done.await, "list items")?);
         }
         items.extend(last?);
         if let Some(e) = failure {
@@ -415,42 +416,13 @@ where
     }
 }
 
-/// The JSON of consecutive list items, for decoding on another thread.
-#[derive(Default)]
-struct RawBatch {
-    json: Vec<u8>,
-    /// Each item's index in the list and end offset in `json`.
-    items: Vec<(usize, usize)>,
-}
-
-impl RawBatch {
-    /// About this much JSON per batch: big enough that a thread hop is noise, small enough that
-    /// every core gets work from a list of a few megabytes.
-    const TARGET_BYTES: usize = 256 << 10;
-
-    fn push(&mut self, index: usize, bytes: &[u8]) {
-        self.json.extend_from_slice(bytes);
-        self.items.push((index, self.json.len()));
+/// Decodes every item of `batch`, stopping at the first failure.
+fn decode_batch<K: DeserializeOwned>(batch: RawBatch) -> Result<Vec<K>, Error> {
+    let mut out = Vec::with_capacity(batch.len());
+    for (index, bytes) in batch.values() {
+        out.push(decode_item(index, bytes)?);
     }
-
-    /// Decodes every item, stopping at the first failure.
-    fn decode<K: DeserializeOwned>(self) -> Result<Vec<K>, Error> {
-        let mut start = 0;
-        let mut out = Vec::with_capacity(self.items.len());
-        for (index, end) in self.items {
-            out.push(decode_item(index, &self.json[start..end])?);
-            start = end;
-        }
-        Ok(out)
-    }
-}
-
-/// A decoded batch from the blocking pool; a panic there (a `Deserialize` impl's bug) comes back
-/// as an error, not as a panic of the reader.
-fn joined<K>(
-    result: Result<Result<Vec<K>, Error>, tokio::task::JoinError>,
-) -> Result<Vec<K>, Error> {
-    result.map_err(|e| Error::decode("list items", format!("decoding thread failed: {e}")))?
+    Ok(out)
 }
 
 impl<S, E, K> Stream for ListStream<S, K>

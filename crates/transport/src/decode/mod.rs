@@ -1,5 +1,6 @@
 //! Incremental decoders for list and watch response bodies.
 
+mod batch;
 mod list;
 mod naming;
 pub(crate) mod protobuf;

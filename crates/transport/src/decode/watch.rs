@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -14,6 +15,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::batch::{joined, max_in_flight, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture};
 
@@ -76,6 +78,12 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
         chunk: &[u8],
         on_event: &mut dyn FnMut(Result<WatchEvent<K>, Error>),
     ) -> Result<(), Error> {
+        self.push_raw(chunk, &mut |raw| on_event(decode_event(raw)))
+    }
+
+    /// Like [`push_each`](Self::push_each), but hands over each complete event's JSON instead of
+    /// decoding it (for decoding elsewhere, e.g. on other threads, with [`decode_event`]).
+    pub fn push_raw(&mut self, chunk: &[u8], on_raw: &mut dyn FnMut(&[u8])) -> Result<(), Error> {
         let mut i = 0;
         while i < chunk.len() {
             if !self.capture.in_progress() {
@@ -96,7 +104,7 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
                 .map_err(|e| too_large("watch event", e, self.max_object_size))?;
             match fed {
                 Some((value, used)) => {
-                    on_event(decode_event(value));
+                    on_raw(value);
                     i += used;
                     self.capture.reset();
                 }
@@ -254,73 +262,170 @@ impl<'de, K: DeserializeOwned> Visitor<'de> for EventSeed<K> {
     }
 }
 
+/// One decoded event, or the error of one that did not decode.
+type Decoded<K> = Result<WatchEvent<K>, Error>;
+
+/// Events waiting to be handed out, in body order.
+enum Slot<K> {
+    Event(Decoded<K>),
+    /// Events decoding on the blocking pool.
+    Batch(tokio::task::JoinHandle<Result<Vec<Decoded<K>>, Error>>),
+}
+
+/// Events whose JSON is at most this big together decode on the reading task: a lone event (the
+/// usual watch) goes out without a thread hop.
+const INLINE_MAX_BYTES: usize = 16 << 10;
+
 pin_project_lite::pin_project! {
     /// The events of a watch response body, decoded as chunks arrive. Ends cleanly at a clean end
     /// of body (the server's timeout). An event that does not decode is one error item and the
     /// stream goes on; a framing or transport failure is one error item and ends it.
+    ///
+    /// Events that arrive together beyond [`INLINE_MAX_BYTES`] (a watch-list's initial events, a
+    /// burst of changes) decode on tokio's blocking pool in batches, one per core at most, while
+    /// this stream reads on, as the list decoder's items do; they are handed out in body order.
+    /// Whatever the body holds when it has nothing more for now is decoded and handed out at
+    /// once, so a lone event is never held back for company.
     pub struct WatchEventStream<S, K> {
         #[pin]
         body: S,
         decoder: WatchDecoder<K>,
-        ready: VecDeque<Result<WatchEvent<K>, Error>>,
-        failed: Option<Error>,
+        queue: VecDeque<Slot<K>>,
+        raw: RawBatch,
+        in_flight: usize,
+        max_in_flight: usize,
+        pool: Option<tokio::runtime::Handle>,
         done: bool,
     }
 }
 
 impl<S, K: DeserializeOwned> WatchEventStream<S, K> {
-    /// Decodes `body`, failing on events larger than `max_object_size` bytes.
+    /// Decodes `body`, failing on events larger than `max_object_size` bytes; batches decode on
+    /// the current tokio runtime's blocking pool (inline when there is none).
     pub fn new(body: S, max_object_size: usize) -> Self {
         WatchEventStream {
             body,
             decoder: WatchDecoder::new(max_object_size),
-            ready: VecDeque::new(),
-            failed: None,
+            queue: VecDeque::new(),
+            raw: RawBatch::default(),
+            in_flight: 0,
+            max_in_flight: max_in_flight(),
+            pool: tokio::runtime::Handle::try_current().ok(),
             done: false,
         }
     }
+}
+
+/// Decodes every event of `batch`, each to its own result.
+fn decode_events<K: DeserializeOwned>(batch: RawBatch) -> Vec<Decoded<K>> {
+    batch.values().map(|(_, raw)| decode_event(raw)).collect()
 }
 
 impl<S, E, K> Stream for WatchEventStream<S, K>
 where
     S: Stream<Item = Result<Bytes, E>>,
     E: Into<BoxError>,
-    K: DeserializeOwned,
+    K: DeserializeOwned + Send + 'static,
 {
     type Item = Result<WatchEvent<K>, Error>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let mut this = self.project();
+        // The body said it has nothing for now (its waker is set): stop reading in this call.
+        let mut body_waits = false;
         loop {
-            if let Some(ev) = this.ready.pop_front() {
-                return Poll::Ready(Some(ev));
+            match this.queue.front_mut() {
+                Some(Slot::Event(_)) => {
+                    let Some(Slot::Event(ev)) = this.queue.pop_front() else {
+                        unreachable!("the front was an event");
+                    };
+                    return Poll::Ready(Some(ev));
+                }
+                Some(Slot::Batch(handle)) => {
+                    // Polled before any `Pending` is returned, so its completion wakes us.
+                    if let Poll::Ready(result) = Pin::new(handle).poll(cx) {
+                        this.queue.pop_front();
+                        *this.in_flight -= 1;
+                        match joined(result, "watch events") {
+                            Ok(events) => {
+                                for ev in events.into_iter().rev() {
+                                    this.queue.push_front(Slot::Event(ev));
+                                }
+                            }
+                            Err(e) => this.queue.push_front(Slot::Event(Err(e))),
+                        }
+                        continue;
+                    }
+                    // Read on while the batch decodes, unless every core has one already.
+                    if body_waits || *this.in_flight >= *this.max_in_flight {
+                        return Poll::Pending;
+                    }
+                }
+                None if body_waits => return Poll::Pending,
+                None => {}
             }
             if *this.done {
-                // Events decoded before a failure are delivered first, then the failure.
-                return Poll::Ready(this.failed.take().map(Err));
+                return if this.queue.is_empty() {
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                };
             }
-            match std::task::ready!(this.body.as_mut().poll_next(cx)) {
-                Some(Ok(chunk)) => {
-                    let ready = &mut *this.ready;
-                    if let Err(e) = this
-                        .decoder
-                        .push_each(&chunk, &mut |ev| ready.push_back(ev))
-                    {
+            let polled = this.body.as_mut().poll_next(cx);
+            let raw = &mut *this.raw;
+            match polled {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    if let Err(e) = this.decoder.push_raw(&chunk, &mut |ev| raw.push(0, ev)) {
                         *this.done = true;
-                        *this.failed = Some(e);
+                        flush(raw, this.queue, this.pool, this.in_flight, true);
+                        this.queue.push_back(Slot::Event(Err(e)));
+                    } else if raw.bytes() >= RawBatch::TARGET_BYTES {
+                        flush(raw, this.queue, this.pool, this.in_flight, false);
                     }
                 }
-                Some(Err(e)) => {
+                Poll::Ready(Some(Err(e))) => {
                     *this.done = true;
-                    return Poll::Ready(Some(Err(Error::Request(e.into()))));
+                    flush(raw, this.queue, this.pool, this.in_flight, true);
+                    this.queue
+                        .push_back(Slot::Event(Err(Error::Request(e.into()))));
                 }
-                None => {
+                Poll::Ready(None) => {
                     *this.done = true;
+                    flush(raw, this.queue, this.pool, this.in_flight, true);
                     if let Err(e) = this.decoder.finish() {
-                        return Poll::Ready(Some(Err(e)));
+                        this.queue.push_back(Slot::Event(Err(e)));
                     }
+                }
+                Poll::Pending => {
+                    // Nothing more for now: what has arrived goes out.
+                    body_waits = true;
+                    flush(raw, this.queue, this.pool, this.in_flight, false);
                 }
             }
         }
+    }
+}
+
+/// Queues the events gathered in `raw`: decoded here if they are few (or `inline`, or there is
+/// no runtime), else as a batch on the blocking pool.
+fn flush<K: DeserializeOwned + Send + 'static>(
+    raw: &mut RawBatch,
+    queue: &mut VecDeque<Slot<K>>,
+    pool: &Option<tokio::runtime::Handle>,
+    in_flight: &mut usize,
+    inline: bool,
+) {
+    if raw.is_empty() {
+        return;
+    }
+    let batch = std::mem::take(raw);
+    match pool {
+        Some(pool) if !inline && batch.len() > 1 && batch.bytes() > INLINE_MAX_BYTES => {
+            *in_flight += 1;
+            queue.push_back(Slot::Batch(
+                pool.spawn_blocking(move || Ok(decode_events(batch))),
+            ));
+        }
+        _ => queue.extend(decode_events(batch).into_iter().map(Slot::Event)),
     }
 }
