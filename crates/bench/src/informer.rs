@@ -34,6 +34,7 @@ use kcache_informer::{
     CompactInformer, FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
     SharedInformerFactory,
 };
+use kcache_reflector::WatchListMode;
 use kcache_store::Indexers;
 use kcache_transport::{Api, Client};
 use serde_json::json;
@@ -103,6 +104,11 @@ pub struct Args {
     /// After the sync, force a relist on kcache-testserver and measure it (see the module docs).
     #[arg(long)]
     relist: bool,
+    /// Fill the cache with a list, never a watch-list (`WatchListMode::Disabled`, client-go
+    /// without the `WatchListClient` gate); by default a server that does watch-lists
+    /// (kcache-testserver, kube-apiserver 1.27+ with the gate) gets one.
+    #[arg(long)]
+    no_watch_list: bool,
 }
 
 /// Parses `N`, `Ns`, `Nm` or `Nh` (the forms cgbench's `-timeout` is given in).
@@ -152,7 +158,11 @@ pub fn run(args: Args) {
             config.disable_compression = args.disable_compression;
             config.metadata_protobuf = !args.no_protobuf;
         });
-        let factory = SharedInformerFactory::new(client.clone(), FactoryOptions::default());
+        let mut options = FactoryOptions::default();
+        if args.no_watch_list {
+            options.informer.reflector.watch_list = WatchListMode::Disabled;
+        }
+        let factory = SharedInformerFactory::new(client.clone(), options);
         let fields = match args.resource {
             InformedResource::Configmaps => {
                 inform::<ConfigMap>(factory, &client, &args, deadline).await
@@ -218,6 +228,7 @@ where
     fields["metadata_only"] = args.metadata.into();
     fields["compression"] = (!args.disable_compression).into();
     fields["protobuf"] = (args.metadata && !args.no_protobuf).into();
+    fields["watch_list"] = (!args.no_watch_list).into();
     if let Some(account) = account {
         fields["account"] = account;
     }
