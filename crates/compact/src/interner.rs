@@ -44,18 +44,21 @@ impl<T: ?Sized> Interner<T> {
         }
     }
 
-    /// The live value equal to the one described (`hash`, which must be `rehash` of it, and
-    /// `eq`), or the one `make` builds, which becomes canonical.
-    pub(crate) fn intern(
+    /// The live value equal to `value` (`hash`, which must be `rehash` of it, and `eq`), or the
+    /// one `make` builds from `value`, which becomes canonical. `value` is moved in, so `make`
+    /// can move its parts into the new value instead of cloning them (a clone of an `Arc`
+    /// child is two atomic operations, with the drop of the original).
+    pub(crate) fn intern<V>(
         &self,
         hash: u64,
-        eq: impl Fn(&T) -> bool,
-        make: impl FnOnce() -> Arc<T>,
+        value: V,
+        eq: impl Fn(&T, &V) -> bool,
+        make: impl FnOnce(V) -> Arc<T>,
     ) -> Arc<T> {
         let mut table = self.shards[(hash >> (64 - SHARD_BITS)) as usize].lock();
         let mut hit = None;
         table.find(hash, |weak| match weak.upgrade() {
-            Some(live) if eq(&live) => {
+            Some(live) if eq(&live, &value) => {
                 hit = Some(live);
                 true
             }
@@ -74,9 +77,9 @@ impl<T: ?Sized> Interner<T> {
                 table.reserve(live, rehash);
             }
         }
-        let value = make();
-        table.insert_unique(hash, Arc::downgrade(&value), rehash);
-        value
+        let made = make(value);
+        table.insert_unique(hash, Arc::downgrade(&made), rehash);
+        made
     }
 
     /// Entries held, dead ones included (for tests of the growth bound).
@@ -95,7 +98,7 @@ mod tests {
     }
 
     fn intern_str(t: &Interner<str>, s: &str) -> Arc<str> {
-        t.intern(hash_str(s), |x| x == s, || Arc::from(s))
+        t.intern(hash_str(s), s, |x, s| x == *s, Arc::from)
     }
 
     #[test]

@@ -146,8 +146,9 @@ fn string_map(meta: Option<&CompactValue>, field: &str) -> Result<Option<Arc<Str
     }
     Ok(Some(STRING_MAPS.intern(
         hash_source(source),
-        |m| Arc::ptr_eq(&m.source, source),
-        || {
+        source,
+        |m, source| Arc::ptr_eq(&m.source, source),
+        |source| {
             let map = source
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))

@@ -79,10 +79,13 @@ impl CompactValue {
     /// The interned array of these items.
     pub fn array(items: Vec<CompactValue>) -> Self {
         let hash = hash_items(&items);
+        // A new array takes the items over (moved, not cloned: a clone of a child is an atomic
+        // increment, and its drop with the `Vec` a decrement).
         let arc = ARRAYS.intern(
             hash,
-            |a| a.len() == items.len() && a.iter().zip(&items).all(|(x, y)| x.same(y)),
-            || Arc::from(items.as_slice()),
+            items,
+            |a, items| a.len() == items.len() && a.iter().zip(items).all(|(x, y)| x.same(y)),
+            Arc::from,
         );
         CompactValue::Array(arc)
     }
@@ -107,15 +110,17 @@ impl CompactValue {
             members.dedup_by(|later, kept| later.0 == kept.0);
         }
         let hash = hash_members(&members);
+        // Moved into a new node, not cloned (see `array`).
         let arc = OBJECTS.intern(
             hash,
-            |o| {
+            members,
+            |o, members| {
                 o.len() == members.len()
                     && o.iter()
-                        .zip(&members)
+                        .zip(members)
                         .all(|(x, y)| Arc::ptr_eq(&x.0, &y.0) && x.1.same(&y.1))
             },
-            || Arc::from(members.as_slice()),
+            Arc::from,
         );
         CompactValue::Object(arc)
     }
@@ -252,7 +257,7 @@ pub(crate) fn intern_str(s: &str) -> Arc<str> {
                 return hit.clone();
             }
         }
-        let interned = STRINGS.intern(hash, |x| x == s, || Arc::from(s));
+        let interned = STRINGS.intern(hash, s, |x, s| x == *s, Arc::from);
         front[slot] = Some((hash, interned.clone()));
         interned
     })
