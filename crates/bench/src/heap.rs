@@ -204,6 +204,12 @@ pub fn start_counting() {
     COUNTING.store(true, Ordering::Relaxed);
 }
 
+/// Turns counting off, for a timed loop after the last [`heap_in_use`] reading: the counter's
+/// atomic add on every allocation and free is the bench's cost, not the code's under test.
+pub fn stop_counting() {
+    COUNTING.store(false, Ordering::Relaxed);
+}
+
 /// Bytes allocated minus bytes freed since counting started.
 pub fn heap_in_use() -> isize {
     IN_USE.load(Ordering::Relaxed)

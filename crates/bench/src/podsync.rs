@@ -280,6 +280,7 @@ async fn podsync<M: Mode>(args: Args) {
         );
     }
     let retained = (crate::heap::heap_in_use() - base) as f64 / n.max(1) as f64;
+    crate::heap::stop_counting();
 
     let cached = informer.indexer().list();
     let events: Vec<M::Stored> = (0..args.events)

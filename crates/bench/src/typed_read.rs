@@ -68,6 +68,7 @@ fn measure<K: Object + DeserializeOwned>(
     let n = keys.len();
     let keys_bytes: usize = keys.iter().map(|k| k.capacity()).sum::<usize>() + n * 24;
     let retained = (crate::heap::heap_in_use() - base) as f64 - keys_bytes as f64;
+    crate::heap::stop_counting();
     let start = Instant::now();
     let mut containers = 0usize;
     for _ in 0..args.rounds {
