@@ -7,9 +7,9 @@
 //! about 1.5 KB where a decoded k8s-openapi `Pod` costs about 32 KB), and a relist's new copies share
 //! every equal subtree with the cached ones, so a relist does not hold a second copy of the cache.
 //! What it costs: a typed read is a decode of `K` from the shared tree (no JSON text; time grows
-//! with the object's size), done per read, and once per event for all handlers (the handlers
-//! share one typed copy, see `typed_copies`); the typed copy lives as long as the caller keeps
-//! it. A controller that reads its whole cache in a tight loop, or wants
+//! with the object's size), done per read, and once per object of an event for all handlers
+//! (the handlers share one typed copy, see `typed_copies`); the typed copy lives as long as the
+//! caller keeps it. A controller that reads its whole cache in a tight loop, or wants
 //! `Arc::ptr_eq` identity between reads, should use the plain [`SharedIndexInformer<K>`].
 //!
 //! Objects that do not decode as `K` never enter the pipeline: decoding `Compact<K>` checks them,
@@ -24,7 +24,7 @@ use kcache_store::{IndexValues, Indexer, Indexers};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::typed_copies::{typed, TypedCopies};
+use crate::typed_copies::{typed, Side, TypedCopies};
 use crate::{
     InformerError, InformerOptions, ResourceEventHandler, ResourceEventHandlerRegistration,
     SharedIndexInformer,
@@ -50,7 +50,8 @@ impl<K> Clone for CompactInformer<K> {
 }
 
 /// Wraps an informer over `Compact<K>`; typed handlers added through this value share typed
-/// copies with each other (not with handlers added to another wrapper of the same informer).
+/// copies with each other (handlers added through another wrapper of the same informer may
+/// decode their own).
 impl<K: DeserializeOwned + Send + Sync + 'static> From<SharedIndexInformer<Compact<K>>>
     for CompactInformer<K>
 {
@@ -209,27 +210,28 @@ where
     H: ResourceEventHandler<K>,
 {
     fn on_add(&self, obj: &Arc<Compact<K>>, is_in_initial_list: bool) {
-        if let Some(obj) = self.copies.get(obj) {
+        if let Some(obj) = self.copies.get(obj, Side::New) {
             self.handler.on_add(&obj, is_in_initial_list);
         }
     }
 
     fn on_update(&self, old: &Arc<Compact<K>>, new: &Arc<Compact<K>>) {
-        if let (Some(old), Some(new)) = (self.copies.get(old), self.copies.get(new)) {
+        let old = self.copies.get(old, Side::Old);
+        if let (Some(old), Some(new)) = (old, self.copies.get(new, Side::New)) {
             self.handler.on_update(&old, &new);
         }
     }
 
     fn on_delete(&self, obj: &DeletedObject<Compact<K>>) {
         let deleted = match obj {
-            DeletedObject::Object(o) => match self.copies.get(o) {
+            DeletedObject::Object(o) => match self.copies.get(o, Side::Old) {
                 Some(o) => DeletedObject::Object(o),
                 None => return,
             },
             DeletedObject::Tombstone(t) => {
                 DeletedObject::Tombstone(Box::new(DeletedFinalStateUnknown {
                     key: t.key.clone(),
-                    obj: t.obj.as_ref().and_then(|o| self.copies.get(o)),
+                    obj: t.obj.as_ref().and_then(|o| self.copies.get(o, Side::Old)),
                 }))
             }
         };

@@ -36,7 +36,7 @@ use tokio::time::Instant;
 use crate::delivery_pool::DeliveryPool;
 use crate::handler::ResourceEventHandler;
 use crate::latency::LatencyHistogram;
-use crate::notification::{Batch, Notification};
+use crate::notification::{set_delivering_batch, set_delivering_index, Batch, Notification};
 use crate::sync_signal::SyncSignal;
 
 thread_local! {
@@ -348,16 +348,20 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 .saturating_duration_since(self.epoch)
                 .as_nanos() as u64;
             self.in_flight_since.store(since + 1, Ordering::Release);
-            for (n, sync) in &piece.batch.notes {
+            set_delivering_batch(Some(piece.batch.clone()));
+            for (i, (n, sync)) in piece.batch.notes.iter().enumerate() {
                 if *sync && !piece.syncs {
                     continue;
                 }
                 if self.closed.load(Ordering::Acquire) {
+                    set_delivering_batch(None);
                     return;
                 }
+                set_delivering_index(i);
                 started = self.deliver(n, started);
             }
         }
+        set_delivering_batch(None);
     }
 
     /// Calls the handler with `n` (begun at `started`), records the call's latency before the

@@ -1,6 +1,8 @@
 //! What a processor listener buffers for its handler.
 
-use std::sync::Arc;
+use std::any::Any;
+use std::cell::RefCell;
+use std::sync::{Arc, OnceLock};
 
 use tokio::time::Instant;
 
@@ -57,6 +59,9 @@ pub(crate) struct Batch<K> {
     pub(crate) plain: u64,
     /// How many are initial adds (never resyncs).
     pub(crate) initial: u64,
+    /// What handler adapters share per notification while the batch lives (the compact
+    /// informer's typed copies, see `typed_copies`), made by the first adapter that needs it.
+    pub(crate) shared: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl<K> Batch<K> {
@@ -68,6 +73,7 @@ impl<K> Batch<K> {
             enqueued,
             plain,
             initial,
+            shared: OnceLock::new(),
         }
     }
 
@@ -79,4 +85,32 @@ impl<K> Batch<K> {
             self.plain
         }
     }
+}
+
+thread_local! {
+    /// The batch and index of the notification this thread is delivering, so a handler adapter
+    /// can find what other handlers of the same notification left for it ([`Batch::shared`]).
+    static DELIVERING_NOTE: RefCell<Option<(Arc<dyn Any + Send + Sync>, usize)>> =
+        const { RefCell::new(None) };
+}
+
+/// Marks `batch` as the one this thread delivers from (`None`: none any more).
+pub(crate) fn set_delivering_batch(batch: Option<Arc<dyn Any + Send + Sync>>) {
+    DELIVERING_NOTE.with_borrow_mut(|current| *current = batch.map(|b| (b, 0)));
+}
+
+/// Marks notification `index` of the delivering batch as the one being delivered.
+pub(crate) fn set_delivering_index(index: usize) {
+    DELIVERING_NOTE.with_borrow_mut(|current| {
+        if let Some((_, i)) = current {
+            *i = index;
+        }
+    });
+}
+
+/// The batch (if it holds `Notification<K>`s) and index of the notification being delivered
+/// on this thread; `None` outside a listener's delivery.
+pub(crate) fn delivering_note<K: Send + Sync + 'static>() -> Option<(Arc<Batch<K>>, usize)> {
+    let (batch, index) = DELIVERING_NOTE.with_borrow(|current| current.clone())?;
+    Some((batch.downcast::<Batch<K>>().ok()?, index))
 }

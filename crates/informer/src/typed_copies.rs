@@ -1,54 +1,80 @@
 //! Typed copies of the objects being delivered, shared by a compact informer's typed handlers:
 //! the first handler to reach a notification decodes `K` from the shared tree, the others take
-//! the same `Arc<K>`, so an event costs one decode, not one per handler.
+//! the same `Arc<K>`, so an event costs one decode per object it carries, not one per handler.
 //!
-//! A copy is kept until every typed handler has taken it, or until [`RECENT`] newer copies have
-//! been made (a handler that lags further, or skips the object — a filter, a resync not meant for
-//! it — decodes its own): at most [`RECENT`] typed objects are pinned at any time. With one
+//! The copies hang off the notification's batch ([`Batch::shared`]): one cell per object of
+//! each notification, found through the notification the delivery thread is running
+//! ([`delivering_note`]). A copy is dropped when every typed handler has taken it, or with the
+//! batch (a handler that skips the notification — a resync not meant for it, a removed one).
+//! Handlers run apart in time (each drains its own buffer), so copies made by the first handler
+//! wait for the last: at most [`KEPT`] copies per informer are kept at once; past that the first
+//! handler keeps its copy to itself and the next one to arrive makes the shared copy. With one
 //! handler nothing is kept.
 
-use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use kcache_compact::Compact;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
-/// The most typed copies kept (a few batches of the pop loop).
-const RECENT: usize = 2048;
+use crate::notification::{delivering_note, Batch};
 
-/// The shared typed copies of one informer.
+/// The most typed copies an informer keeps waiting for its other handlers (a few batches).
+const KEPT: usize = 2048;
+
+/// Which object of a notification: an add's or delete's object, or an update's old or new.
+#[derive(Clone, Copy)]
+pub(crate) enum Side {
+    Old = 0,
+    New = 1,
+}
+
+/// The shared typed copies of one informer's typed handlers.
 pub(crate) struct TypedCopies<K> {
     handlers: AtomicUsize,
-    recent: Mutex<Recent<K>>,
+    /// Copies kept in the cells of batches this value made, bounded by [`KEPT`].
+    kept: Arc<AtomicUsize>,
+    kind: std::marker::PhantomData<fn() -> K>,
 }
 
-struct Recent<K> {
-    /// By the address of the `Compact<K>`; its `Weak` keeps the address from being reused.
-    slots: HashMap<usize, Slot<K>>,
-    /// Insertion order, for eviction: (address, generation).
-    order: VecDeque<(usize, u64)>,
-    generation: u64,
+/// One batch's cells: for each notification, its old and new (or only) object's copy.
+struct Cells<K> {
+    cells: Box<[[Mutex<Cell<K>>; 2]]>,
+    /// The count of the `TypedCopies` that made them.
+    kept: Arc<AtomicUsize>,
 }
 
-struct Slot<K> {
-    _source: Weak<Compact<K>>,
-    typed: Arc<K>,
-    /// Handlers yet to take it.
-    left: usize,
-    generation: u64,
+enum Cell<K> {
+    /// Nobody has shared a copy yet.
+    Empty,
+    /// A copy, and how many handlers are yet to take it.
+    Kept { copy: Arc<K>, left: usize },
+    /// Every handler expected has taken it.
+    Taken,
+}
+
+impl<K> Drop for Cells<K> {
+    fn drop(&mut self) {
+        let still = self
+            .cells
+            .iter_mut()
+            .flat_map(|pair| pair.iter_mut())
+            .filter_map(|c| match c.get_mut() {
+                Cell::Kept { .. } => Some(()),
+                _ => None,
+            })
+            .count();
+        self.kept.fetch_sub(still, Ordering::Relaxed);
+    }
 }
 
 impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
     pub(crate) fn new() -> Self {
         TypedCopies {
             handlers: AtomicUsize::new(0),
-            recent: Mutex::new(Recent {
-                slots: HashMap::new(),
-                order: VecDeque::new(),
-                generation: 0,
-            }),
+            kept: Arc::new(AtomicUsize::new(0)),
+            kind: std::marker::PhantomData,
         }
     }
 
@@ -60,62 +86,65 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
         self.handlers.fetch_sub(1, Ordering::Relaxed);
     }
 
-    /// The typed copy of `obj` (shared with the other handlers); `None`, logged, only if `K`'s
-    /// decoding is not deterministic.
-    pub(crate) fn get(&self, obj: &Arc<Compact<K>>) -> Option<Arc<K>> {
+    /// The typed copy of `obj`, the `side` object of the notification being delivered (shared
+    /// with the other handlers); `None`, logged, only if `K`'s decoding is not deterministic.
+    pub(crate) fn get(&self, obj: &Arc<Compact<K>>, side: Side) -> Option<Arc<K>> {
         let handlers = self.handlers.load(Ordering::Relaxed);
         if handlers <= 1 {
             return typed(obj);
         }
-        let addr = Arc::as_ptr(obj) as usize;
-        if let Some(hit) = self.take(addr) {
-            return Some(hit);
-        }
-        let made = typed(obj)?;
-        let mut recent = self.recent.lock();
-        if let Some(raced) = recent.slots.get(&addr) {
-            // Another handler decoded it meanwhile: share theirs.
-            let shared = raced.typed.clone();
-            drop(recent);
-            return self.take(addr).or(Some(shared));
-        }
-        recent.generation += 1;
-        let generation = recent.generation;
-        recent.slots.insert(
-            addr,
-            Slot {
-                _source: Arc::downgrade(obj),
-                typed: made.clone(),
-                left: handlers - 1,
-                generation,
-            },
-        );
-        recent.order.push_back((addr, generation));
-        while recent.order.len() > RECENT {
-            let Some((old, generation)) = recent.order.pop_front() else {
-                break;
-            };
-            if recent
-                .slots
-                .get(&old)
-                .is_some_and(|s| s.generation == generation)
-            {
-                recent.slots.remove(&old);
+        let Some((batch, index)) = delivering_note::<Compact<K>>() else {
+            return typed(obj);
+        };
+        let Some(cells) = self.cells(&batch) else {
+            return typed(obj);
+        };
+        // Held while the first handler decodes, so the others wait for its copy instead of
+        // decoding their own.
+        let mut cell = cells.cells[index][side as usize].lock();
+        match &mut *cell {
+            Cell::Kept { copy, left } => {
+                let copy = copy.clone();
+                *left -= 1;
+                if *left == 0 {
+                    *cell = Cell::Taken;
+                    cells.kept.fetch_sub(1, Ordering::Relaxed);
+                }
+                Some(copy)
+            }
+            Cell::Taken => {
+                drop(cell);
+                typed(obj)
+            }
+            Cell::Empty => {
+                let copy = typed(obj)?;
+                if cells.kept.fetch_add(1, Ordering::Relaxed) < KEPT {
+                    *cell = Cell::Kept {
+                        copy: copy.clone(),
+                        left: handlers - 1,
+                    };
+                } else {
+                    cells.kept.fetch_sub(1, Ordering::Relaxed);
+                }
+                Some(copy)
             }
         }
-        Some(made)
     }
 
-    /// Takes a kept copy, dropping it when the last handler has taken it.
-    fn take(&self, addr: usize) -> Option<Arc<K>> {
-        let mut recent = self.recent.lock();
-        let slot = recent.slots.get_mut(&addr)?;
-        let typed = slot.typed.clone();
-        slot.left = slot.left.saturating_sub(1);
-        if slot.left == 0 {
-            recent.slots.remove(&addr);
-        }
-        Some(typed)
+    /// The batch's cells, made by the first handler to ask.
+    fn cells<'b>(&self, batch: &'b Batch<Compact<K>>) -> Option<&'b Cells<K>> {
+        batch
+            .shared
+            .get_or_init(|| {
+                let cells = (0..batch.notes.len())
+                    .map(|_| [Mutex::new(Cell::Empty), Mutex::new(Cell::Empty)])
+                    .collect();
+                Box::new(Cells::<K> {
+                    cells,
+                    kept: self.kept.clone(),
+                })
+            })
+            .downcast_ref::<Cells<K>>()
     }
 }
 
@@ -134,6 +163,7 @@ pub(crate) fn typed<K: DeserializeOwned>(obj: &Compact<K>) -> Option<Arc<K>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notification::{set_delivering_batch, set_delivering_index, Notification};
 
     #[derive(serde::Deserialize, Debug, PartialEq)]
     struct Thing {
@@ -150,44 +180,98 @@ mod tests {
         Arc::new(serde_json::from_value(json).unwrap())
     }
 
+    /// A batch of updates (`old` → `new` of each object), as a listener delivers it.
+    fn batch(objs: &[Arc<Compact<Thing>>]) -> Arc<Batch<Compact<Thing>>> {
+        let notes = objs
+            .iter()
+            .map(|o| {
+                let update = Notification::Update {
+                    old: o.clone(),
+                    new: Arc::new(o.with_resource_version("2")),
+                };
+                (update, false)
+            })
+            .collect();
+        Arc::new(Batch::new(notes, tokio::time::Instant::now()))
+    }
+
+    /// What `handlers` handlers get for note `index`'s new object of `batch`, in turn.
+    fn deliver(
+        copies: &TypedCopies<Thing>,
+        batch: &Arc<Batch<Compact<Thing>>>,
+        index: usize,
+        handlers: usize,
+    ) -> Vec<Arc<Thing>> {
+        set_delivering_batch(Some(batch.clone()));
+        set_delivering_index(index);
+        let Notification::Update { new, .. } = &batch.notes[index].0 else {
+            unreachable!()
+        };
+        let got = (0..handlers)
+            .map(|_| copies.get(new, Side::New).unwrap())
+            .collect();
+        set_delivering_batch(None);
+        got
+    }
+
     #[test]
     fn handlers_share_one_copy_which_is_dropped_after_the_last() {
         let copies = TypedCopies::<Thing>::new();
         for _ in 0..3 {
             copies.handler_added();
         }
-        let obj = compact("a");
-        let first = copies.get(&obj).unwrap();
-        let second = copies.get(&obj).unwrap();
-        assert!(Arc::ptr_eq(&first, &second));
-        let third = copies.get(&obj).unwrap();
-        assert!(Arc::ptr_eq(&first, &third));
-        assert!(copies.recent.lock().slots.is_empty());
-        // A fourth read (a late handler) decodes its own.
-        assert!(!Arc::ptr_eq(&first, &copies.get(&obj).unwrap()));
+        let b = batch(&[compact("a"), compact("b")]);
+        let got = deliver(&copies, &b, 0, 3);
+        assert!(Arc::ptr_eq(&got[0], &got[1]) && Arc::ptr_eq(&got[0], &got[2]));
+        assert_eq!(Arc::strong_count(&got[0]), 3, "the cell let its copy go");
+        assert_eq!(copies.kept.load(Ordering::Relaxed), 0);
+        // A fourth handler (one added meanwhile) decodes its own.
+        let late = deliver(&copies, &b, 0, 1);
+        assert!(!Arc::ptr_eq(&got[0], &late[0]));
+        // The other note's copy is its own.
+        let other = deliver(&copies, &b, 1, 1);
+        assert_eq!(other[0].metadata.name, "b");
+        assert_eq!(copies.kept.load(Ordering::Relaxed), 1);
+        drop(b);
+        assert_eq!(
+            copies.kept.load(Ordering::Relaxed),
+            0,
+            "freed with the batch"
+        );
     }
 
     #[test]
-    fn at_most_recent_copies_are_kept_and_one_handler_keeps_none() {
+    fn at_most_kept_copies_wait_and_one_handler_keeps_none() {
         let copies = TypedCopies::<Thing>::new();
         copies.handler_added();
-        let obj = compact("solo");
-        let a = copies.get(&obj).unwrap();
-        assert!(!Arc::ptr_eq(&a, &copies.get(&obj).unwrap()));
-        assert!(copies.recent.lock().slots.is_empty());
+        let objs: Vec<_> = (0..KEPT + 10).map(|i| compact(&format!("o{i}"))).collect();
+        let b = batch(&objs);
+        deliver(&copies, &b, 0, 1);
+        assert!(b.shared.get().is_none(), "one handler: no cells at all");
 
         copies.handler_added();
-        let objs: Vec<_> = (0..RECENT + 10)
-            .map(|i| compact(&format!("o{i}")))
-            .collect();
-        for o in &objs {
-            assert_eq!(
-                copies.get(o).unwrap().metadata.name,
-                o.object().to_json()["metadata"]["name"]
-            );
+        // The first of two handlers runs ahead through the whole batch.
+        for i in 0..objs.len() {
+            let first = deliver(&copies, &b, i, 1);
+            assert_eq!(first[0].metadata.name, format!("o{i}"));
         }
-        let recent = copies.recent.lock();
-        assert_eq!(recent.slots.len(), RECENT);
-        assert!(recent.order.len() <= RECENT);
+        assert_eq!(copies.kept.load(Ordering::Relaxed), KEPT);
+        // The second takes the kept copies, and decodes the rest itself.
+        for i in 0..objs.len() {
+            assert_eq!(deliver(&copies, &b, i, 1)[0].metadata.name, format!("o{i}"));
+        }
+        assert_eq!(copies.kept.load(Ordering::Relaxed), 10);
+        drop(b);
+        assert_eq!(copies.kept.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn outside_a_delivery_each_read_decodes() {
+        let copies = TypedCopies::<Thing>::new();
+        copies.handler_added();
+        copies.handler_added();
+        let obj = compact("a");
+        let a = copies.get(&obj, Side::New).unwrap();
+        assert!(!Arc::ptr_eq(&a, &copies.get(&obj, Side::New).unwrap()));
     }
 }

@@ -314,3 +314,35 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
     assert_eq!(*updated, api.get("b").await.unwrap());
     factory.shutdown().await;
 }
+
+/// Typed handlers of a compact informer share one decoded copy of each notification's object:
+/// three handlers see the very same `Arc<ConfigMap>` for every add and update.
+#[tokio::test]
+async fn typed_handlers_share_each_notifications_copy() {
+    let (source, _errors) = script();
+    let informer = CompactInformer::<ConfigMap>::new(source, Indexers::new(), options());
+    type Got = Arc<Mutex<Vec<Arc<ConfigMap>>>>;
+    let got: Vec<Got> = (0..3).map(|_| Got::default()).collect();
+    for g in &got {
+        let (a, u) = (g.clone(), g.clone());
+        let handler = ResourceEventHandlerFuncs::new()
+            .on_add(move |o: &Arc<ConfigMap>, _| a.lock().push(o.clone()))
+            .on_update(move |_, n: &Arc<ConfigMap>| u.lock().push(n.clone()));
+        informer.add_event_handler(handler).unwrap();
+    }
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (i, c) = (informer.clone(), cancel.clone());
+        async move { i.run(c).await }
+    });
+    wait_for(|| got.iter().all(|g| g.lock().len() == 3).then_some(())).await;
+    cancel.cancel();
+    run.await.unwrap().unwrap();
+    let (first, rest) = got.split_first().unwrap();
+    let first = first.lock();
+    for other in rest {
+        for (mine, theirs) in first.iter().zip(other.lock().iter()) {
+            assert!(Arc::ptr_eq(mine, theirs), "{} decoded twice", mine.name());
+        }
+    }
+}
