@@ -318,7 +318,8 @@ where
             };
             (add, false)
         });
-        listener.add_batch(&Arc::new(Batch::new(adds.collect(), now)), false);
+        let batch = Batch::for_one_listener(adds.collect(), now);
+        listener.add_batch(&Arc::new(batch), false);
         listener.wake();
         Ok(registration)
     }

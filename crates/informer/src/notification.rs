@@ -77,6 +77,14 @@ impl<K> Batch<K> {
         }
     }
 
+    /// A batch one listener alone gets (a late handler's initial adds): there is nothing to
+    /// share, so handler adapters find no room for it in [`Batch::shared`].
+    pub(crate) fn for_one_listener(notes: Vec<(Notification<K>, bool)>, enqueued: Instant) -> Self {
+        let batch = Batch::new(notes, enqueued);
+        let _ = batch.shared.set(Box::new(NotShared));
+        batch
+    }
+
     /// How many notifications a listener gets from this batch: all, or all but the resyncs.
     pub(crate) fn count_for(&self, syncs: bool) -> u64 {
         if syncs {
@@ -86,6 +94,9 @@ impl<K> Batch<K> {
         }
     }
 }
+
+/// What [`Batch::shared`] holds in a batch for one listener.
+struct NotShared;
 
 thread_local! {
     /// The batch and index of the notification this thread is delivering, so a handler adapter

@@ -6,6 +6,7 @@
 //! each notification, found through the notification the delivery thread is running
 //! ([`delivering_note`]). A copy is dropped when every typed handler has taken it, or with the
 //! batch (a handler that skips the notification — a resync not meant for it, a removed one).
+//! A batch only one handler gets (a late handler's initial adds) shares nothing.
 //! Handlers run apart in time (each drains its own buffer), so copies made by the first handler
 //! wait for the last: at most [`KEPT`] copies per informer are kept at once; past that the first
 //! handler keeps its copy to itself and the next one to arrive makes the shared copy. With one
@@ -262,6 +263,29 @@ mod tests {
         }
         assert_eq!(copies.kept.load(Ordering::Relaxed), 10);
         drop(b);
+        assert_eq!(copies.kept.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_batch_for_one_listener_keeps_nothing() {
+        let copies = TypedCopies::<Thing>::new();
+        copies.handler_added();
+        copies.handler_added();
+        let Notification::Update { new, .. } = &batch(&[compact("a")]).notes[0].0 else {
+            unreachable!()
+        };
+        let add = Notification::Add {
+            obj: new.clone(),
+            is_in_initial_list: true,
+        };
+        let b = Arc::new(Batch::for_one_listener(
+            vec![(add, false)],
+            tokio::time::Instant::now(),
+        ));
+        set_delivering_batch(Some(b.clone()));
+        set_delivering_index(0);
+        assert_eq!(copies.get(new, Side::New).unwrap().metadata.name, "a");
+        set_delivering_batch(None);
         assert_eq!(copies.kept.load(Ordering::Relaxed), 0);
     }
 
