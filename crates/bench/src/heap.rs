@@ -28,15 +28,54 @@
 use std::alloc::{GlobalAlloc, Layout};
 
 use std::alloc::System;
+use std::cell::Cell;
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicU8, AtomicUsize, Ordering};
 
 use mimalloc::MiMalloc;
 
 static COUNTING: AtomicBool = AtomicBool::new(false);
+/// The running total, kept only while the peak is tracked (a peak needs one sum).
 static IN_USE: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
 static TRACKING_PEAK: AtomicBool = AtomicBool::new(false);
+
+/// Per-thread counts, each on its own cache line: one counter shared by every thread is a
+/// contended atomic add on each allocation and free, which slowed the scenarios it measured
+/// (the decode threads of a sync allocate on every core at once). The first `SHARDS - 1`
+/// threads own a shard each and write it with a plain load and store (nobody else writes it);
+/// later threads share the last one with atomic adds.
+const SHARDS: usize = 64;
+
+#[repr(align(128))]
+struct Shard(AtomicIsize);
+
+static SHARD_COUNTS: [Shard; SHARDS] = [const { Shard(AtomicIsize::new(0)) }; SHARDS];
+static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// This thread's shard (`usize::MAX`: not yet taken). Const-initialized without a
+    /// destructor, so reading it allocates nothing and works during thread exit.
+    static SHARD: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+
+/// Adds `delta` to this thread's shard.
+fn count_in_shard(delta: isize) {
+    let index = SHARD
+        .try_with(|shard| {
+            if shard.get() == usize::MAX {
+                shard.set(NEXT_SHARD.fetch_add(1, Ordering::Relaxed).min(SHARDS - 1));
+            }
+            shard.get()
+        })
+        .unwrap_or(SHARDS - 1);
+    let counter = &SHARD_COUNTS[index].0;
+    if index < SHARDS - 1 {
+        counter.store(counter.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+    } else {
+        counter.fetch_add(delta, Ordering::Relaxed);
+    }
+}
 
 /// The environment variable that picks the allocator (`system` or `mimalloc`).
 pub const ALLOCATOR_ENV: &str = "KCACHE_BENCH_ALLOCATOR";
@@ -140,11 +179,16 @@ struct Counting;
 static GLOBAL: Counting = Counting;
 
 fn count(delta: isize) {
-    if COUNTING.load(Ordering::Relaxed) {
+    if !COUNTING.load(Ordering::Relaxed) {
+        return;
+    }
+    if TRACKING_PEAK.load(Ordering::Relaxed) {
         let now = IN_USE.fetch_add(delta, Ordering::Relaxed) + delta;
-        if delta > 0 && TRACKING_PEAK.load(Ordering::Relaxed) {
+        if delta > 0 {
             PEAK.fetch_max(now, Ordering::Relaxed);
         }
+    } else {
+        count_in_shard(delta);
     }
 }
 
@@ -212,11 +256,17 @@ pub fn stop_counting() {
 
 /// Bytes allocated minus bytes freed since counting started.
 pub fn heap_in_use() -> isize {
-    IN_USE.load(Ordering::Relaxed)
+    if TRACKING_PEAK.load(Ordering::Relaxed) {
+        return IN_USE.load(Ordering::Relaxed);
+    }
+    SHARD_COUNTS
+        .iter()
+        .map(|s| s.0.load(Ordering::Relaxed))
+        .sum()
 }
 
-/// Turns counting on and keeps [`heap_peak`] too (one more atomic per allocation, so only
-/// for runs that report it, not timed ones).
+/// Turns counting on and keeps [`heap_peak`] too (one shared running total, a contended atomic
+/// add per allocation, so only for runs that report it, not timed ones).
 pub fn start_counting_with_peak() {
     TRACKING_PEAK.store(true, Ordering::Relaxed);
     start_counting();
