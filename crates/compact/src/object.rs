@@ -103,6 +103,12 @@ impl CompactObject {
         self.root.pointer(path)
     }
 
+    /// Whether both hold the very same tree (one pointer compare), so whatever was computed from
+    /// one holds for the other.
+    pub fn same_tree(&self, other: &CompactObject) -> bool {
+        self.root.same(&other.root)
+    }
+
     /// A copy with `metadata.resourceVersion` set to `rv`; everything else is shared.
     pub fn with_resource_version(&self, rv: &str) -> Self {
         let rv = intern_str(rv);

@@ -207,7 +207,7 @@ impl CompactValue {
     }
 
     /// Equality of already-interned children: pointers for containers and strings.
-    fn same(&self, other: &CompactValue) -> bool {
+    pub(crate) fn same(&self, other: &CompactValue) -> bool {
         match (self, other) {
             (CompactValue::Null, CompactValue::Null) => true,
             (CompactValue::Bool(a), CompactValue::Bool(b)) => a == b,
