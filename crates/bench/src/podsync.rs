@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use k8s_openapi::api::core::v1::Pod;
 use kcache_compact::{Compact, CompactObject, CompactValue};
 use kcache_core::{
@@ -29,6 +30,7 @@ use kcache_informer::{
 };
 use kcache_reflector::WatchListMode;
 use kcache_store::{IndexValues, Indexers};
+use kcache_transport::decode::{ListStream, DEFAULT_MAX_OBJECT_SIZE};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -57,6 +59,9 @@ pub struct Args {
 
 type Event<K> = Result<WatchEvent<K>, Error>;
 
+/// How much of the fixture the list decoder gets at a time.
+const CHUNK: usize = 64 * 1024;
+
 /// Lists the fixture file; watches a channel (client-go's `watch.FakeWatcher` in cgbench).
 struct FixtureSource<K> {
     file: PathBuf,
@@ -64,14 +69,21 @@ struct FixtureSource<K> {
 }
 
 impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for FixtureSource<K> {
+    /// Reads the file, then decodes it as a list response body is decoded (kcache-transport's
+    /// `ListStream`: items in batches on every core), fed in chunks of a socket read's size.
     async fn list(&self, _: &ListParams) -> Result<ObjectList<K>, Error> {
         let file = self.file.clone();
-        tokio::task::spawn_blocking(move || {
-            let bytes = std::fs::read(&file).map_err(|e| Error::Request(Box::new(e)))?;
-            serde_json::from_slice(&bytes).map_err(|e| Error::decode("pod list", e))
-        })
-        .await
-        .map_err(|e| Error::Request(Box::new(e)))?
+        let bytes = tokio::task::spawn_blocking(move || std::fs::read(file))
+            .await
+            .map_err(|e| Error::Request(Box::new(e)))?
+            .map_err(|e| Error::Request(Box::new(e)))?;
+        let body = Bytes::from(bytes);
+        let chunks = (0..body.len())
+            .step_by(CHUNK)
+            .map(move |at| Ok::<_, Error>(body.slice(at..(at + CHUNK).min(body.len()))));
+        ListStream::new(futures_util::stream::iter(chunks), DEFAULT_MAX_OBJECT_SIZE)
+            .into_list()
+            .await
     }
 
     /// The channel's one stream; a second watch (none is expected: the channel never ends while
