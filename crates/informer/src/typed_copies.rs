@@ -8,12 +8,13 @@
 //! batch (a handler that skips the notification — a resync not meant for it, a removed one).
 //! A batch only one handler gets (a late handler's initial adds) shares nothing.
 //! Handlers run apart in time (each drains its own buffer), so copies made by the first handler
-//! wait for the last: at most [`KEPT`] copies per informer are kept at once; past that the first
-//! handler keeps its copy to itself and the next one to arrive makes the shared copy. With one
-//! handler nothing is kept.
+//! wait for the last: at most [`KEPT`] copies per informer are kept at once; past that the
+//! oldest is let go (a handler that far behind decodes its own), so the copies kept are the
+//! ones most handlers are still to take. With one handler nothing is kept.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use kcache_compact::Compact;
 use parking_lot::Mutex;
@@ -36,7 +37,15 @@ pub(crate) struct TypedCopies<K> {
     handlers: AtomicUsize,
     /// Copies kept in the cells of batches this value made, bounded by [`KEPT`].
     kept: Arc<AtomicUsize>,
-    kind: std::marker::PhantomData<fn() -> K>,
+    /// The cells given a copy, oldest first (some since taken or gone with their batch).
+    order: Mutex<VecDeque<Kept<K>>>,
+}
+
+/// Where a copy was kept: notification `index` of `batch`, `side`.
+struct Kept<K> {
+    batch: Weak<Batch<Compact<K>>>,
+    index: usize,
+    side: Side,
 }
 
 /// One batch's cells: for each notification, its old and new (or only) object's copy.
@@ -51,7 +60,7 @@ enum Cell<K> {
     Empty,
     /// A copy, and how many handlers are yet to take it.
     Kept { copy: Arc<K>, left: usize },
-    /// Every handler expected has taken it.
+    /// Every handler expected has taken it, or it was let go to keep others.
     Taken,
 }
 
@@ -75,7 +84,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
         TypedCopies {
             handlers: AtomicUsize::new(0),
             kept: Arc::new(AtomicUsize::new(0)),
-            kind: std::marker::PhantomData,
+            order: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -119,15 +128,45 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
             }
             Cell::Empty => {
                 let copy = typed(obj)?;
-                if cells.kept.fetch_add(1, Ordering::Relaxed) < KEPT {
-                    *cell = Cell::Kept {
-                        copy: copy.clone(),
-                        left: handlers - 1,
-                    };
-                } else {
-                    cells.kept.fetch_sub(1, Ordering::Relaxed);
-                }
+                *cell = Cell::Kept {
+                    copy: copy.clone(),
+                    left: handlers - 1,
+                };
+                cells.kept.fetch_add(1, Ordering::Relaxed);
+                drop(cell);
+                self.kept_in(Kept {
+                    batch: Arc::downgrade(&batch),
+                    index,
+                    side,
+                });
                 Some(copy)
+            }
+        }
+    }
+
+    /// Records a kept copy, and lets the oldest go while more than [`KEPT`] are kept. Never
+    /// called with a cell locked (this locks cells while holding `order`).
+    fn kept_in(&self, at: Kept<K>) {
+        let mut order = self.order.lock();
+        order.push_back(at);
+        while self.kept.load(Ordering::Relaxed) > KEPT || order.len() > 2 * KEPT {
+            let Some(old) = order.pop_front() else {
+                break;
+            };
+            let Some(batch) = old.batch.upgrade() else {
+                continue;
+            };
+            let Some(cells) = batch
+                .shared
+                .get()
+                .and_then(|c| c.downcast_ref::<Cells<K>>())
+            else {
+                continue;
+            };
+            let mut cell = cells.cells[old.index][old.side as usize].lock();
+            if let Cell::Kept { .. } = *cell {
+                *cell = Cell::Taken;
+                cells.kept.fetch_sub(1, Ordering::Relaxed);
             }
         }
     }
@@ -242,7 +281,7 @@ mod tests {
     }
 
     #[test]
-    fn at_most_kept_copies_wait_and_one_handler_keeps_none() {
+    fn at_most_kept_copies_wait_the_oldest_go_and_one_handler_keeps_none() {
         let copies = TypedCopies::<Thing>::new();
         copies.handler_added();
         let objs: Vec<_> = (0..KEPT + 10).map(|i| compact(&format!("o{i}"))).collect();
@@ -252,18 +291,18 @@ mod tests {
 
         copies.handler_added();
         // The first of two handlers runs ahead through the whole batch.
-        for i in 0..objs.len() {
-            let first = deliver(&copies, &b, i, 1);
-            assert_eq!(first[0].metadata.name, format!("o{i}"));
-        }
+        let first: Vec<_> = (0..objs.len())
+            .map(|i| deliver(&copies, &b, i, 1).remove(0))
+            .collect();
         assert_eq!(copies.kept.load(Ordering::Relaxed), KEPT);
-        // The second takes the kept copies, and decodes the rest itself.
-        for i in 0..objs.len() {
-            assert_eq!(deliver(&copies, &b, i, 1)[0].metadata.name, format!("o{i}"));
+        // The second decodes the ten oldest itself (let go) and takes the others' copies.
+        for (i, mine) in first.iter().enumerate() {
+            let theirs = deliver(&copies, &b, i, 1).remove(0);
+            assert_eq!(theirs.metadata.name, format!("o{i}"));
+            assert_eq!(Arc::ptr_eq(mine, &theirs), i >= 10, "note {i}");
         }
-        assert_eq!(copies.kept.load(Ordering::Relaxed), 10);
-        drop(b);
         assert_eq!(copies.kept.load(Ordering::Relaxed), 0);
+        assert!(copies.order.lock().len() <= 2 * KEPT);
     }
 
     #[test]
