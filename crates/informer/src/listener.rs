@@ -341,7 +341,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
 
     fn deliver_pieces(&self, pieces: &mut VecDeque<Piece<K>>) {
         let mut started = std::time::Instant::now();
-        for piece in pieces.drain(..) {
+        'pieces: for piece in pieces.drain(..) {
             let since = piece
                 .batch
                 .enqueued
@@ -354,8 +354,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
                     continue;
                 }
                 if self.closed.load(Ordering::Acquire) {
-                    set_delivering_batch(None);
-                    return;
+                    break 'pieces;
                 }
                 set_delivering_index(i);
                 started = self.deliver(n, started);

@@ -64,18 +64,21 @@ enum Cell<K> {
     Taken,
 }
 
+impl<K> Cell<K> {
+    /// Drops a kept copy (counted in `kept`); nothing if none is kept.
+    fn let_go(&mut self, kept: &AtomicUsize) {
+        if let Cell::Kept { .. } = self {
+            *self = Cell::Taken;
+            kept.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 impl<K> Drop for Cells<K> {
     fn drop(&mut self) {
-        let still = self
-            .cells
-            .iter_mut()
-            .flat_map(|pair| pair.iter_mut())
-            .filter_map(|c| match c.get_mut() {
-                Cell::Kept { .. } => Some(()),
-                _ => None,
-            })
-            .count();
-        self.kept.fetch_sub(still, Ordering::Relaxed);
+        for cell in self.cells.iter_mut().flatten() {
+            cell.get_mut().let_go(&self.kept);
+        }
     }
 }
 
@@ -117,8 +120,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
                 let copy = copy.clone();
                 *left -= 1;
                 if *left == 0 {
-                    *cell = Cell::Taken;
-                    cells.kept.fetch_sub(1, Ordering::Relaxed);
+                    cell.let_go(&cells.kept);
                 }
                 Some(copy)
             }
@@ -163,11 +165,9 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
             else {
                 continue;
             };
-            let mut cell = cells.cells[old.index][old.side as usize].lock();
-            if let Cell::Kept { .. } = *cell {
-                *cell = Cell::Taken;
-                cells.kept.fetch_sub(1, Ordering::Relaxed);
-            }
+            cells.cells[old.index][old.side as usize]
+                .lock()
+                .let_go(&cells.kept);
         }
     }
 
