@@ -218,7 +218,7 @@ where
             let informer = factory.informer::<R>();
             let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
             let fields = measure(&factory, client, &informer, add, args, deadline).await;
-            let lister = Api::<R>::all(client.clone());
+            let lister = Api::<R>::all(client.clone()).with_exact_copies();
             account = settle(baseline, Some(&lister), factory, informer).await;
             fields
         }

@@ -72,18 +72,15 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for FixtureSource<K>
     /// Reads the file, then decodes it as a list response body is decoded (kcache-transport's
     /// `ListStream`: items in batches on every core), fed in chunks of a socket read's size.
     async fn list(&self, _: &ListParams) -> Result<ObjectList<K>, Error> {
-        let file = self.file.clone();
-        let bytes = tokio::task::spawn_blocking(move || std::fs::read(file))
-            .await
-            .map_err(|e| Error::Request(Box::new(e)))?
-            .map_err(|e| Error::Request(Box::new(e)))?;
-        let body = Bytes::from(bytes);
-        let chunks = (0..body.len())
-            .step_by(CHUNK)
-            .map(move |at| Ok::<_, Error>(body.slice(at..(at + CHUNK).min(body.len()))));
-        ListStream::new(futures_util::stream::iter(chunks), DEFAULT_MAX_OBJECT_SIZE)
-            .into_list()
-            .await
+        self.items().await?.into_list().await
+    }
+
+    /// As kcache-transport's `Api` does: each item goes into its `Arc` where it was decoded.
+    async fn list_shared(&self, _: &ListParams) -> Result<ObjectList<Arc<K>>, Error>
+    where
+        K: Send + Sync,
+    {
+        self.items().await?.into_shared_list().await
     }
 
     /// The channel's one stream; a second watch (none is expected: the channel never ends while
@@ -93,6 +90,27 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for FixtureSource<K>
             Some(rx) => Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx)),
             None => Box::pin(futures_util::stream::pending()),
         })
+    }
+}
+
+impl<K: DeserializeOwned> FixtureSource<K> {
+    /// The fixture's list, read whole, then fed to the list decoder in socket-read-sized chunks.
+    async fn items(
+        &self,
+    ) -> Result<ListStream<impl futures_util::Stream<Item = Result<Bytes, Error>>, K>, Error> {
+        let file = self.file.clone();
+        let bytes = tokio::task::spawn_blocking(move || std::fs::read(file))
+            .await
+            .map_err(|e| Error::Request(Box::new(e)))?
+            .map_err(|e| Error::Request(Box::new(e)))?;
+        let body = Bytes::from(bytes);
+        let chunks = (0..body.len())
+            .step_by(CHUNK)
+            .map(move |at| Ok::<_, Error>(body.slice(at..(at + CHUNK).min(body.len()))));
+        Ok(ListStream::new(
+            futures_util::stream::iter(chunks),
+            DEFAULT_MAX_OBJECT_SIZE,
+        ))
     }
 }
 

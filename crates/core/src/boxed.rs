@@ -11,13 +11,23 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 trait DynListerWatcher<K>: Send + Sync {
     fn list<'a>(&'a self, params: &'a ListParams) -> BoxFuture<'a, Result<ObjectList<K>, Error>>;
+    fn list_shared<'a>(
+        &'a self,
+        params: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<Arc<K>>, Error>>;
     fn watch<'a>(&'a self, params: &'a WatchParams)
         -> BoxFuture<'a, Result<WatchStream<K>, Error>>;
 }
 
-impl<K: 'static, L: ListerWatcher<K>> DynListerWatcher<K> for L {
+impl<K: Send + Sync + 'static, L: ListerWatcher<K>> DynListerWatcher<K> for L {
     fn list<'a>(&'a self, params: &'a ListParams) -> BoxFuture<'a, Result<ObjectList<K>, Error>> {
         Box::pin(ListerWatcher::list(self, params))
+    }
+    fn list_shared<'a>(
+        &'a self,
+        params: &'a ListParams,
+    ) -> BoxFuture<'a, Result<ObjectList<Arc<K>>, Error>> {
+        Box::pin(ListerWatcher::list_shared(self, params))
     }
     fn watch<'a>(
         &'a self,
@@ -32,7 +42,7 @@ pub struct BoxListerWatcher<K> {
     inner: Arc<dyn DynListerWatcher<K>>,
 }
 
-impl<K: 'static> BoxListerWatcher<K> {
+impl<K: Send + Sync + 'static> BoxListerWatcher<K> {
     /// Erases the type of `lw`.
     pub fn new<L: ListerWatcher<K> + 'static>(lw: L) -> Self {
         BoxListerWatcher {
@@ -52,6 +62,12 @@ impl<K> Clone for BoxListerWatcher<K> {
 impl<K: Send + 'static> ListerWatcher<K> for BoxListerWatcher<K> {
     async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, Error> {
         self.inner.list(params).await
+    }
+    async fn list_shared(&self, params: &ListParams) -> Result<ObjectList<Arc<K>>, Error>
+    where
+        K: Send + Sync,
+    {
+        self.inner.list_shared(params).await
     }
     async fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>, Error> {
         self.inner.watch(params).await

@@ -3,6 +3,9 @@
 //! It lives in core because it needs only the [`ListerWatcher`] trait: the reflector lists
 //! through it, and the transport re-exports it for users who page an `Api` themselves.
 
+use std::future::Future;
+use std::sync::Arc;
+
 use crate::{Error, ListMeta, ListParams, ListerWatcher, ObjectList};
 
 /// client-go's `pager.defaultPageSize`.
@@ -66,22 +69,51 @@ impl ListPager {
         self.list_mapped(lister, params, |item| item).await
     }
 
-    /// [`ListPager::list`], passing each item through `map` as its page arrives.
-    ///
-    /// The reflector wraps each item in an `Arc` here: items move out of each decoded page once,
-    /// so a list's peak memory is one copy of the data plus the page being decoded.
+    /// [`ListPager::list`], passing each item through `map` as its page arrives: items move out
+    /// of each page once, so a list's peak memory is one copy of the data plus a page.
     pub async fn list_mapped<K, T, L>(
         &self,
         lister: &L,
         params: &ListParams,
-        mut map: impl FnMut(K) -> T,
+        map: impl FnMut(K) -> T,
     ) -> Result<PagedList<T>, Error>
     where
         L: ListerWatcher<K> + ?Sized,
     {
+        let fetch = move |p: ListParams| async move { lister.list(&p).await };
+        self.gather(params, fetch, map).await
+    }
+
+    /// [`ListPager::list`] with each item in an `Arc`, as a cache keeps them, through
+    /// [`ListerWatcher::list_shared`] (the reflector lists with this): a source that decodes
+    /// items wraps each as it decodes it, and no page is held as `Vec<K>` besides.
+    pub async fn list_shared<K, L>(
+        &self,
+        lister: &L,
+        params: &ListParams,
+    ) -> Result<PagedList<Arc<K>>, Error>
+    where
+        L: ListerWatcher<K> + ?Sized,
+        K: Send + Sync,
+    {
+        let fetch = move |p: ListParams| async move { lister.list_shared(&p).await };
+        self.gather(params, fetch, |item| item).await
+    }
+
+    /// Every page `fetch` returns, each item through `map`, with the 410 fallback.
+    async fn gather<S, T, F, Fut>(
+        &self,
+        params: &ListParams,
+        mut fetch: F,
+        mut map: impl FnMut(S) -> T,
+    ) -> Result<PagedList<T>, Error>
+    where
+        F: FnMut(ListParams) -> Fut,
+        Fut: Future<Output = Result<ObjectList<S>, Error>>,
+    {
         let mut items = Vec::new();
         let walked = self
-            .walk(lister, params, |page: ObjectList<K>| {
+            .walk(params, &mut fetch, |page: ObjectList<S>| {
                 items.reserve(page.items.len());
                 items.extend(page.items.into_iter().map(&mut map));
                 Ok::<_, Error>(())
@@ -110,7 +142,7 @@ impl ListPager {
                     continue_token: None,
                     ..params.clone()
                 };
-                let list = lister.list(&full).await?;
+                let list = fetch(full).await?;
                 Ok(PagedList {
                     list: ObjectList {
                         metadata: list.metadata,
@@ -140,8 +172,9 @@ impl ListPager {
         L: ListerWatcher<K> + ?Sized,
         E: From<Error>,
     {
+        let mut fetch = move |p: ListParams| async move { lister.list(&p).await };
         let walked = self
-            .walk(lister, params, |page: ObjectList<K>| {
+            .walk(params, &mut fetch, |page: ObjectList<K>| {
                 page.items.into_iter().try_for_each(&mut f)
             })
             .await;
@@ -152,15 +185,16 @@ impl ListPager {
         }
     }
 
-    /// Requests every page in turn and hands each to `f`.
-    async fn walk<K, L, E>(
+    /// Requests every page in turn through `fetch` and hands each to `f`.
+    async fn walk<K, F, Fut, E>(
         &self,
-        lister: &L,
         params: &ListParams,
+        fetch: &mut F,
         mut f: impl FnMut(ObjectList<K>) -> Result<(), E>,
     ) -> Result<Walked, Stopped<E>>
     where
-        L: ListerWatcher<K> + ?Sized,
+        F: FnMut(ListParams) -> Fut,
+        Fut: Future<Output = Result<ObjectList<K>, Error>>,
     {
         let mut opts = params.clone();
         if opts.limit.is_none_or(|l| l == 0) {
@@ -169,8 +203,7 @@ impl ListPager {
         let mut first: Option<ListMeta> = None;
         loop {
             let continuing = first.is_some();
-            let page = lister
-                .list(&opts)
+            let page = fetch(opts.clone())
                 .await
                 .map_err(|error| Stopped::Listing { error, continuing })?;
             let next = page.continue_token().map(String::from);

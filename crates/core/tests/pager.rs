@@ -247,14 +247,48 @@ async fn list_mirrors_client_go_test_list_pager_list() {
         let lw = TestPager::new(mode, remaining, Some(10));
         let got = pager(10, full_list_if_expired).list(&lw, options).await;
         lw.check();
-        match (got, want) {
-            (Ok(got), Some((count, paginated))) => {
+        // The same through list_shared, every page (and the fallback) from the source's own.
+        let shared_lw = SharedOnly(TestPager::new(mode, remaining, Some(10)));
+        let shared = pager(10, full_list_if_expired)
+            .list_shared(&shared_lw, options)
+            .await;
+        shared_lw.0.check();
+        match (got, shared, want) {
+            (Ok(got), Ok(shared), Some((count, paginated))) => {
                 assert_eq!(got.list, list(count, "rv:20"), "{name}");
                 assert_eq!(got.paginated, paginated, "{name}");
+                let unshared: Vec<String> =
+                    shared.list.items.iter().map(|i| (**i).clone()).collect();
+                assert_eq!(unshared, got.list.items, "{name}");
+                assert_eq!(shared.list.metadata, got.list.metadata, "{name}");
+                assert_eq!(shared.paginated, paginated, "{name}");
             }
-            (Err(e), None) => assert!(e.is_gone(), "{name}: {e}"),
-            (got, want) => panic!("{name}: got {got:?}, want {want:?}"),
+            (Err(e), Err(shared), None) => {
+                assert!(e.is_gone(), "{name}: {e}");
+                assert!(shared.is_gone(), "{name}: {shared}");
+            }
+            (got, shared, want) => panic!("{name}: got {got:?} and {shared:?}, want {want:?}"),
         }
+    }
+}
+
+/// A source that lists only through `list_shared` (as kcache-transport's `Api` wraps each item
+/// where it decodes it): the pager's `list_shared` must never call `list`.
+struct SharedOnly(TestPager);
+
+impl ListerWatcher<String> for SharedOnly {
+    async fn list(&self, _: &ListParams) -> Result<ObjectList<String>, Error> {
+        panic!("list_shared lists through the source's list_shared")
+    }
+    async fn list_shared(&self, options: &ListParams) -> Result<ObjectList<Arc<String>>, Error> {
+        let page = self.0.list(options).await?;
+        Ok(ObjectList {
+            metadata: page.metadata,
+            items: page.items.into_iter().map(Arc::new).collect(),
+        })
+    }
+    async fn watch(&self, options: &WatchParams) -> Result<WatchStream<String>, Error> {
+        self.0.watch(options).await
     }
 }
 

@@ -181,7 +181,7 @@ where
             ..ListParams::default()
         };
         ListPager::new(page_size)
-            .list_mapped(&self.lister, &params, Arc::new)
+            .list_shared(&self.lister, &params)
             .await
     }
 

@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::client::{Client, ListItems};
+use crate::decode::{exact_copy, keep, Trim};
 use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
 
 /// The verbs of one resource, in one namespace or across all.
@@ -24,6 +25,8 @@ pub struct Api<K> {
     namespace: Option<String>,
     /// Ask for `PartialObjectMetadata` (set by [`Api::into_metadata`]).
     pub(crate) metadata_only: bool,
+    /// What lists and watches do to each decoded object (set by [`Api::with_exact_copies`]).
+    trim: Trim<K>,
     _k: PhantomData<fn() -> K>,
 }
 
@@ -34,6 +37,7 @@ impl<K> Clone for Api<K> {
             resource: self.resource.clone(),
             namespace: self.namespace.clone(),
             metadata_only: self.metadata_only,
+            trim: self.trim,
             _k: PhantomData,
         }
     }
@@ -85,8 +89,22 @@ impl<K> Api<K> {
             resource,
             namespace: namespace.filter(|n| !n.is_empty()).map(String::from),
             metadata_only: false,
+            trim: keep,
             _k: PhantomData,
         }
+    }
+
+    /// Lists and watches hand out exact copies of what they decode, for a cache that keeps
+    /// every object: serde leaves spare room in each decoded `Vec` (a ConfigMap's one
+    /// `managedFields` entry in room for four), ≈ 10% of a cache of ConfigMaps; the copy is made
+    /// on the decoding thread, right after each decode (kcache-transport's `decode::exact_copy`).
+    /// The factory's plain typed informers use it; other verbs are unaffected.
+    pub fn with_exact_copies(mut self) -> Self
+    where
+        K: Clone,
+    {
+        self.trim = exact_copy;
+        self
     }
 
     /// The resource.
@@ -203,16 +221,18 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
     /// is on the stream once it ends.
     pub async fn list_stream(&self, params: &ListParams) -> Result<ListItems<K>, Error> {
         let uri = self.collection_uri(&params.to_query());
-        self.client
+        let items = self
+            .client
             .request_list(get_request(&uri, self.accept(true))?)
-            .await
+            .await?;
+        Ok(items.trimmed(self.trim))
     }
 
     /// Starts a watch.
     pub async fn watch(&self, params: &WatchParams) -> Result<WatchStream<K>, Error> {
         let uri = self.collection_uri(&params.to_query());
         self.client
-            .request_watch(get_request(&uri, self.accept(false))?)
+            .watch_trimmed(get_request(&uri, self.accept(false))?, self.trim)
             .await
     }
 

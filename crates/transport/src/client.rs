@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use crate::auth::Auth;
 use crate::body::ResponseBody;
 use crate::config::Config;
-use crate::decode::{protobuf, ListStream, WatchEventStream};
+use crate::decode::{keep, protobuf, ListStream, Trim, WatchEventStream};
 use crate::error::{status_from_response, ConfigError};
 use crate::proxy::ProxyConnector;
 use crate::retry;
@@ -229,11 +229,20 @@ impl Client {
         &self,
         req: Request<Bytes>,
     ) -> Result<WatchStream<K>, Error> {
+        self.watch_trimmed(req, keep).await
+    }
+
+    /// [`Client::request_watch`], applying `trim` to each decoded object.
+    pub(crate) async fn watch_trimmed<K: DeserializeOwned + Send + 'static>(
+        &self,
+        req: Request<Bytes>,
+        trim: Trim<K>,
+    ) -> Result<WatchStream<K>, Error> {
         let resp = self.send(&req, Kind::Watch).await?;
-        Ok(Box::pin(WatchEventStream::new(
-            ResponseBody::of(resp)?,
-            self.inner.max_object_size,
-        )))
+        Ok(Box::pin(
+            WatchEventStream::new(ResponseBody::of(resp)?, self.inner.max_object_size)
+                .trimmed(trim),
+        ))
     }
 
     /// Sends a request once and returns the response as the server sent it, whatever its

@@ -2,6 +2,7 @@
 //! watch = the decoded event stream.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use kcache_core::{Error, ListParams, ListerWatcher, ObjectList, WatchParams, WatchStream};
 use serde::de::DeserializeOwned;
@@ -14,6 +15,14 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for Api<K> {
         params: &ListParams,
     ) -> impl Future<Output = Result<ObjectList<K>, Error>> + Send {
         Api::list(self, params)
+    }
+
+    /// Each item goes into its `Arc` on the thread that decoded it.
+    async fn list_shared(&self, params: &ListParams) -> Result<ObjectList<Arc<K>>, Error>
+    where
+        K: Send + Sync,
+    {
+        self.list_stream(params).await?.into_shared_list().await
     }
 
     fn watch(

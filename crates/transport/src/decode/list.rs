@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -21,6 +22,7 @@ use serde::de::DeserializeOwned;
 use super::batch::{joined, max_in_flight, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
+use super::trim::{exact_copy, keep, Trim};
 
 /// The longest key remembered; longer keys are not ones the decoder looks for.
 const MAX_KEY: usize = 16;
@@ -310,6 +312,7 @@ pin_project_lite::pin_project! {
         metadata: Option<ListMeta>,
         failed: Option<Error>,
         done: bool,
+        trim: Trim<K>,
     }
 }
 
@@ -323,7 +326,23 @@ impl<S, K: DeserializeOwned> ListStream<S, K> {
             metadata: None,
             failed: None,
             done: false,
+            trim: keep,
         }
+    }
+
+    /// Hands out exact copies of the decoded items (see [`exact_copy`]): for a cache that
+    /// keeps them.
+    pub fn with_exact_copies(self) -> Self
+    where
+        K: Clone,
+    {
+        self.trimmed(exact_copy)
+    }
+
+    /// Applies `trim` to every item right after decoding it.
+    pub(crate) fn trimmed(mut self, trim: Trim<K>) -> Self {
+        self.trim = trim;
+        self
     }
 
     /// The list's metadata: complete once the stream has ended without error; before that, what
@@ -351,6 +370,28 @@ where
     where
         K: Send + 'static,
     {
+        let trim = self.trim;
+        self.collect(trim).await
+    }
+
+    /// [`into_list`](Self::into_list) with each item in an `Arc`, wrapped on the thread that
+    /// decoded it: the list is never held as `Vec<K>` (what a cache's list wants).
+    pub async fn into_shared_list(self) -> Result<ObjectList<Arc<K>>, Error>
+    where
+        K: Send + Sync + 'static,
+    {
+        let trim = self.trim;
+        self.collect(move |item| Arc::new(trim(item))).await
+    }
+
+    /// Reads the whole list, each item through `finish` where it was decoded.
+    async fn collect<T: Send + 'static>(
+        self,
+        finish: impl Fn(K) -> T + Copy + Send + 'static,
+    ) -> Result<ObjectList<T>, Error>
+    where
+        K: Send + 'static,
+    {
         let ListStream {
             body,
             mut decoder,
@@ -358,8 +399,9 @@ where
             metadata,
             failed,
             done,
+            trim: _,
         } = self;
-        let mut items: Vec<K> = ready.into_iter().collect();
+        let mut items: Vec<T> = ready.into_iter().map(finish).collect();
         // Read to its end already (through `Stream`): what it ended with stands.
         if done {
             return match failed {
@@ -372,7 +414,7 @@ where
         }
         let mut body = std::pin::pin!(body);
         let mut batch = RawBatch::default();
-        let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Vec<K>, Error>>> =
+        let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Vec<T>, Error>>> =
             VecDeque::new();
         let pool = tokio::runtime::Handle::try_current().ok();
         let max_in_flight = max_in_flight();
@@ -391,10 +433,10 @@ where
             if batch.bytes() >= RawBatch::TARGET_BYTES {
                 let full = std::mem::take(&mut batch);
                 let Some(pool) = &pool else {
-                    items.extend(decode_batch(full)?);
+                    items.extend(decode_batch(full, finish)?);
                     continue;
                 };
-                in_flight.push_back(pool.spawn_blocking(move || decode_batch(full)));
+                in_flight.push_back(pool.spawn_blocking(move || decode_batch(full, finish)));
                 while in_flight.len() > max_in_flight {
                     if let Some(done) = in_flight.pop_front() {
                         items.extend(joined(done.await, "list items")?);
@@ -403,7 +445,7 @@ where
             }
         };
         // The rest decodes here while the pool finishes; the items before it come first.
-        let last = decode_batch(batch);
+        let last = decode_batch(batch, finish);
         for done in in_flight {
             items.extend(joined(done.await, "list items")?);
         }
@@ -417,10 +459,13 @@ where
 }
 
 /// Decodes every item of `batch`, stopping at the first failure.
-fn decode_batch<K: DeserializeOwned>(batch: RawBatch) -> Result<Vec<K>, Error> {
+fn decode_batch<K: DeserializeOwned, T>(
+    batch: RawBatch,
+    finish: impl Fn(K) -> T,
+) -> Result<Vec<T>, Error> {
     let mut out = Vec::with_capacity(batch.len());
     for (index, bytes) in batch.values() {
-        out.push(decode_item(index, bytes)?);
+        out.push(finish(decode_item(index, bytes)?));
     }
     Ok(out)
 }
@@ -437,7 +482,7 @@ where
         let mut this = self.project();
         loop {
             if let Some(item) = this.ready.pop_front() {
-                return Poll::Ready(Some(Ok(item)));
+                return Poll::Ready(Some(Ok((this.trim)(item))));
             }
             if *this.done {
                 return Poll::Ready(this.failed.take().map(Err));

@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use super::batch::{joined, max_in_flight, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture};
+use super::trim::{exact_copy, keep, Trim};
 
 /// The default largest single JSON value (one watch event, one list item) the decoders accept.
 ///
@@ -296,6 +297,7 @@ pin_project_lite::pin_project! {
         max_in_flight: usize,
         pool: Option<tokio::runtime::Handle>,
         done: bool,
+        trim: Trim<K>,
     }
 }
 
@@ -312,13 +314,32 @@ impl<S, K: DeserializeOwned> WatchEventStream<S, K> {
             max_in_flight: max_in_flight(),
             pool: tokio::runtime::Handle::try_current().ok(),
             done: false,
+            trim: keep,
         }
+    }
+
+    /// Hands out exact copies of the decoded objects (see [`exact_copy`]): for a cache that
+    /// keeps them.
+    pub fn with_exact_copies(self) -> Self
+    where
+        K: Clone,
+    {
+        self.trimmed(exact_copy)
+    }
+
+    /// Applies `trim` to every object right after decoding it.
+    pub(crate) fn trimmed(mut self, trim: Trim<K>) -> Self {
+        self.trim = trim;
+        self
     }
 }
 
 /// Decodes every event of `batch`, each to its own result.
-fn decode_events<K: DeserializeOwned>(batch: RawBatch) -> Vec<Decoded<K>> {
-    batch.values().map(|(_, raw)| decode_event(raw)).collect()
+fn decode_events<K: DeserializeOwned>(batch: RawBatch, trim: Trim<K>) -> Vec<Decoded<K>> {
+    batch
+        .values()
+        .map(|(_, raw)| decode_event(raw).map(|ev| ev.map(trim)))
+        .collect()
 }
 
 impl<S, E, K> Stream for WatchEventStream<S, K>
@@ -377,21 +398,28 @@ where
                 Poll::Ready(Some(Ok(chunk))) => {
                     if let Err(e) = this.decoder.push_raw(&chunk, &mut |ev| raw.push(0, ev)) {
                         *this.done = true;
-                        flush(raw, this.queue, this.pool, this.in_flight, true);
+                        flush(raw, this.queue, this.pool, this.in_flight, *this.trim, true);
                         this.queue.push_back(Slot::Event(Err(e)));
                     } else if raw.bytes() >= RawBatch::TARGET_BYTES {
-                        flush(raw, this.queue, this.pool, this.in_flight, false);
+                        flush(
+                            raw,
+                            this.queue,
+                            this.pool,
+                            this.in_flight,
+                            *this.trim,
+                            false,
+                        );
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
                     *this.done = true;
-                    flush(raw, this.queue, this.pool, this.in_flight, true);
+                    flush(raw, this.queue, this.pool, this.in_flight, *this.trim, true);
                     this.queue
                         .push_back(Slot::Event(Err(Error::Request(e.into()))));
                 }
                 Poll::Ready(None) => {
                     *this.done = true;
-                    flush(raw, this.queue, this.pool, this.in_flight, true);
+                    flush(raw, this.queue, this.pool, this.in_flight, *this.trim, true);
                     if let Err(e) = this.decoder.finish() {
                         this.queue.push_back(Slot::Event(Err(e)));
                     }
@@ -399,7 +427,14 @@ where
                 Poll::Pending => {
                     // Nothing more for now: what has arrived goes out.
                     body_waits = true;
-                    flush(raw, this.queue, this.pool, this.in_flight, false);
+                    flush(
+                        raw,
+                        this.queue,
+                        this.pool,
+                        this.in_flight,
+                        *this.trim,
+                        false,
+                    );
                 }
             }
         }
@@ -413,6 +448,7 @@ fn flush<K: DeserializeOwned + Send + 'static>(
     queue: &mut VecDeque<Slot<K>>,
     pool: &Option<tokio::runtime::Handle>,
     in_flight: &mut usize,
+    trim: Trim<K>,
     inline: bool,
 ) {
     if raw.is_empty() {
@@ -423,9 +459,9 @@ fn flush<K: DeserializeOwned + Send + 'static>(
         Some(pool) if !inline && batch.len() > 1 && batch.bytes() > INLINE_MAX_BYTES => {
             *in_flight += 1;
             queue.push_back(Slot::Batch(
-                pool.spawn_blocking(move || Ok(decode_events(batch))),
+                pool.spawn_blocking(move || Ok(decode_events(batch, trim))),
             ));
         }
-        _ => queue.extend(decode_events(batch).into_iter().map(Slot::Event)),
+        _ => queue.extend(decode_events(batch, trim).into_iter().map(Slot::Event)),
     }
 }
