@@ -225,7 +225,7 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
             .client
             .request_list(get_request(&uri, self.accept(true))?)
             .await?;
-        Ok(items.trimmed(self.trim))
+        Ok(items.with_trim(self.trim))
     }
 
     /// Starts a watch.

@@ -241,7 +241,7 @@ impl Client {
         let resp = self.send(&req, Kind::Watch).await?;
         Ok(Box::pin(
             WatchEventStream::new(ResponseBody::of(resp)?, self.inner.max_object_size)
-                .trimmed(trim),
+                .with_trim(trim),
         ))
     }
 

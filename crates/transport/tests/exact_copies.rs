@@ -1,4 +1,4 @@
-//! `with_exact_copies`: what a list or watch decodes is handed out with every `Vec` at its exact
+//! Exact copies (`with_trim(exact_copy)`, what `Api::with_exact_copies` asks for): what a list or watch decodes is handed out with every `Vec` at its exact
 //! length (serde grows a decoded `Vec` by doubling), on each decoding path — items decoded on
 //! the reading task, in batches on the blocking pool, through the item `Stream`, into `Arc`s
 //! (`into_shared_list`), and watch events alone or in a burst.
@@ -7,7 +7,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::WatchEvent;
-use kcache_transport::decode::{ListStream, WatchEventStream};
+use kcache_transport::decode::{exact_copy, ListStream, WatchEventStream};
 
 /// A ConfigMap with one managedFields entry and one finalizer, as kube-apiserver sends them.
 fn config_map(i: usize) -> String {
@@ -58,7 +58,7 @@ async fn lists_hand_out_exact_copies_on_every_path() {
             "serde leaves room to spare, or this test shows nothing"
         );
         let list = ListStream::<_, ConfigMap>::new(one_chunk(list_body(n)), 1 << 20)
-            .with_exact_copies()
+            .with_trim(exact_copy)
             .into_list()
             .await
             .unwrap();
@@ -67,7 +67,7 @@ async fn lists_hand_out_exact_copies_on_every_path() {
         assert!(list.items.iter().all(exact), "{n} items");
         // What the reflector lists with: each item in its Arc where it was decoded.
         let shared = ListStream::<_, ConfigMap>::new(one_chunk(list_body(n)), 1 << 20)
-            .with_exact_copies()
+            .with_trim(exact_copy)
             .into_shared_list()
             .await
             .unwrap();
@@ -76,7 +76,7 @@ async fn lists_hand_out_exact_copies_on_every_path() {
         assert!(shared.items.iter().all(|cm| exact(cm)), "{n} shared items");
     }
     let streamed: Vec<ConfigMap> = ListStream::new(one_chunk(list_body(3)), 1 << 20)
-        .with_exact_copies()
+        .with_trim(exact_copy)
         .map(Result::unwrap)
         .collect()
         .await;
@@ -90,7 +90,7 @@ async fn watches_hand_out_exact_copies_alone_and_in_bursts() {
     for n in [1, 1000] {
         let events: Vec<_> =
             WatchEventStream::<_, ConfigMap>::new(one_chunk(watch_body(n)), 1 << 20)
-                .with_exact_copies()
+                .with_trim(exact_copy)
                 .map(Result::unwrap)
                 .collect()
                 .await;

@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use super::batch::{joined, max_in_flight, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
-use super::trim::{exact_copy, keep, Trim};
+use super::trim::{keep, Trim};
 
 /// The longest key remembered; longer keys are not ones the decoder looks for.
 const MAX_KEY: usize = 16;
@@ -330,17 +330,9 @@ impl<S, K: DeserializeOwned> ListStream<S, K> {
         }
     }
 
-    /// Hands out exact copies of the decoded items (see [`exact_copy`]): for a cache that
-    /// keeps them.
-    pub fn with_exact_copies(self) -> Self
-    where
-        K: Clone,
-    {
-        self.trimmed(exact_copy)
-    }
-
-    /// Applies `trim` to every item right after decoding it.
-    pub(crate) fn trimmed(mut self, trim: Trim<K>) -> Self {
+    /// Applies `trim` to every item right after decoding it, on the thread that
+    /// decoded it ([`exact_copy`](super::exact_copy) for a cache that keeps them).
+    pub fn with_trim(mut self, trim: Trim<K>) -> Self {
         self.trim = trim;
         self
     }

@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use super::batch::{joined, max_in_flight, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture};
-use super::trim::{exact_copy, keep, Trim};
+use super::trim::{keep, Trim};
 
 /// The default largest single JSON value (one watch event, one list item) the decoders accept.
 ///
@@ -295,10 +295,16 @@ pin_project_lite::pin_project! {
         raw: RawBatch,
         in_flight: usize,
         max_in_flight: usize,
-        pool: Option<tokio::runtime::Handle>,
+        decoding: Decoding<K>,
         done: bool,
-        trim: Trim<K>,
     }
+}
+
+/// Where and how events decode: batches on this runtime's blocking pool (if any), each object
+/// through `trim`.
+struct Decoding<K> {
+    pool: Option<tokio::runtime::Handle>,
+    trim: Trim<K>,
 }
 
 impl<S, K: DeserializeOwned> WatchEventStream<S, K> {
@@ -312,24 +318,18 @@ impl<S, K: DeserializeOwned> WatchEventStream<S, K> {
             raw: RawBatch::default(),
             in_flight: 0,
             max_in_flight: max_in_flight(),
-            pool: tokio::runtime::Handle::try_current().ok(),
+            decoding: Decoding {
+                pool: tokio::runtime::Handle::try_current().ok(),
+                trim: keep,
+            },
             done: false,
-            trim: keep,
         }
     }
 
-    /// Hands out exact copies of the decoded objects (see [`exact_copy`]): for a cache that
-    /// keeps them.
-    pub fn with_exact_copies(self) -> Self
-    where
-        K: Clone,
-    {
-        self.trimmed(exact_copy)
-    }
-
-    /// Applies `trim` to every object right after decoding it.
-    pub(crate) fn trimmed(mut self, trim: Trim<K>) -> Self {
-        self.trim = trim;
+    /// Applies `trim` to every object right after decoding it, on the thread that
+    /// decoded it ([`exact_copy`](super::exact_copy) for a cache that keeps them).
+    pub fn with_trim(mut self, trim: Trim<K>) -> Self {
+        self.decoding.trim = trim;
         self
     }
 }
@@ -398,28 +398,21 @@ where
                 Poll::Ready(Some(Ok(chunk))) => {
                     if let Err(e) = this.decoder.push_raw(&chunk, &mut |ev| raw.push(0, ev)) {
                         *this.done = true;
-                        flush(raw, this.queue, this.pool, this.in_flight, *this.trim, true);
+                        flush(raw, this.queue, this.decoding, this.in_flight, true);
                         this.queue.push_back(Slot::Event(Err(e)));
                     } else if raw.bytes() >= RawBatch::TARGET_BYTES {
-                        flush(
-                            raw,
-                            this.queue,
-                            this.pool,
-                            this.in_flight,
-                            *this.trim,
-                            false,
-                        );
+                        flush(raw, this.queue, this.decoding, this.in_flight, false);
                     }
                 }
                 Poll::Ready(Some(Err(e))) => {
                     *this.done = true;
-                    flush(raw, this.queue, this.pool, this.in_flight, *this.trim, true);
+                    flush(raw, this.queue, this.decoding, this.in_flight, true);
                     this.queue
                         .push_back(Slot::Event(Err(Error::Request(e.into()))));
                 }
                 Poll::Ready(None) => {
                     *this.done = true;
-                    flush(raw, this.queue, this.pool, this.in_flight, *this.trim, true);
+                    flush(raw, this.queue, this.decoding, this.in_flight, true);
                     if let Err(e) = this.decoder.finish() {
                         this.queue.push_back(Slot::Event(Err(e)));
                     }
@@ -427,14 +420,7 @@ where
                 Poll::Pending => {
                     // Nothing more for now: what has arrived goes out.
                     body_waits = true;
-                    flush(
-                        raw,
-                        this.queue,
-                        this.pool,
-                        this.in_flight,
-                        *this.trim,
-                        false,
-                    );
+                    flush(raw, this.queue, this.decoding, this.in_flight, false);
                 }
             }
         }
@@ -446,16 +432,16 @@ where
 fn flush<K: DeserializeOwned + Send + 'static>(
     raw: &mut RawBatch,
     queue: &mut VecDeque<Slot<K>>,
-    pool: &Option<tokio::runtime::Handle>,
+    decoding: &Decoding<K>,
     in_flight: &mut usize,
-    trim: Trim<K>,
     inline: bool,
 ) {
     if raw.is_empty() {
         return;
     }
     let batch = std::mem::take(raw);
-    match pool {
+    let trim = decoding.trim;
+    match &decoding.pool {
         Some(pool) if !inline && batch.len() > 1 && batch.bytes() > INLINE_MAX_BYTES => {
             *in_flight += 1;
             queue.push_back(Slot::Batch(
