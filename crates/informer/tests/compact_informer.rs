@@ -3,6 +3,8 @@
 //! decode as `K` or exceeds the size limit, with an error naming the object, leaving the cache as
 //! it was.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +21,7 @@ use kcache_reflector::WatchListMode;
 use kcache_store::{IndexValues, Indexers};
 use kcache_testserver::{TestCluster, ROOT_CA_CONFIGMAP};
 use kcache_transport::decode::WatchEventStream;
-use kcache_transport::{Api, Client, Config};
+use kcache_transport::Api;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -230,9 +232,7 @@ async fn both_modes_reject_bad_events_by_name_and_hand_out_equal_objects() {
 async fn the_factory_compact_informer_reads_what_the_server_holds() {
     let cluster = TestCluster::start().await.unwrap();
     let ns = cluster.create_namespace("compact-inf").await.unwrap();
-    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
-    config.qps = 0.0;
-    let client = Client::new(config).unwrap();
+    let client = support::cluster_client(&cluster);
     let api = Api::<ConfigMap>::namespaced(client.clone(), &ns);
     for name in ["a", "b"] {
         let body =
@@ -300,16 +300,7 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
         .await
         .unwrap();
     assert_eq!(patch.status, 200);
-    let updated = tokio::time::timeout(Duration::from_secs(15), async {
-        loop {
-            let cm = updates.recv().await.expect("the informer runs");
-            if cm.metadata.name.as_deref() == Some("b") {
-                break cm;
-            }
-        }
-    })
-    .await
-    .expect("the change reaches the handler");
+    let updated = support::named(&mut updates, "b").await;
     assert_eq!(updated.data.as_ref().unwrap()["k"], "changed");
     assert_eq!(*updated, api.get("b").await.unwrap());
     factory.shutdown().await;

@@ -3,12 +3,11 @@
 //! from the list (or the embedded server's watch-list) or from a later watch event. Against the
 //! embedded server or the cluster of `KCACHE_TEST_KUBECONFIG`.
 
-use std::time::Duration;
+mod support;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
 use kcache_testserver::TestCluster;
-use kcache_transport::{Client, Config};
 use serde_json::json;
 
 /// Whether the object's `managedFields` (which the server sets on every create) is present and
@@ -35,10 +34,8 @@ async fn cached_objects_are_exact_copies_from_lists_and_watches() {
     };
     create("listed-a").await;
     create("listed-b").await;
-    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
-    config.qps = 0.0;
     let factory = SharedInformerFactory::new(
-        Client::new(config).unwrap(),
+        support::cluster_client(&cluster),
         FactoryOptions {
             namespace: Some(ns.clone()),
             label_selector: Some("app=exact".into()),
@@ -61,16 +58,7 @@ async fn cached_objects_are_exact_copies_from_lists_and_watches() {
     assert!(listed.iter().all(|cm| exact(cm)), "{listed:?}");
 
     create("watched").await;
-    let watched = tokio::time::timeout(Duration::from_secs(15), async {
-        loop {
-            let cm = added.recv().await.expect("the informer runs");
-            if cm.metadata.name.as_deref() == Some("watched") {
-                break cm;
-            }
-        }
-    })
-    .await
-    .expect("the watch brings the new ConfigMap");
+    let watched = support::named(&mut added, "watched").await;
     assert!(exact(&watched), "{watched:?}");
     let cached = informer.indexer().get_by_key(&format!("{ns}/watched"));
     assert!(cached.is_some_and(|cm| std::sync::Arc::ptr_eq(&cm, &watched)));

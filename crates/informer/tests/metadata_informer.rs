@@ -1,12 +1,13 @@
 //! The metadata-only informer (client-go's `metadatainformer`) against the embedded server or
 //! the cluster of `KCACHE_TEST_KUBECONFIG`: it syncs, caches only metadata, and follows changes.
 
+mod support;
+
 use std::time::Duration;
 
 use kcache_core::{ApiResource, Object, PartialObjectMeta};
 use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
 use kcache_testserver::TestCluster;
-use kcache_transport::{Client, Config};
 use serde_json::json;
 
 fn configmaps() -> ApiResource {
@@ -31,10 +32,8 @@ async fn caches_metadata_and_follows_changes() {
             201
         );
     }
-    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
-    config.qps = 0.0;
     let factory = SharedInformerFactory::new(
-        Client::new(config).unwrap(),
+        support::cluster_client(&cluster),
         FactoryOptions {
             namespace: Some(ns.clone()),
             // The test's ConfigMaps only (a full cluster adds its root CA bundle to each

@@ -2,6 +2,8 @@
 //! (kube-apiserver 1.20.2 in the envtest tier, whose resourceVersions are etcd revisions): a
 //! write's resourceVersion, waited for on the informer, means the cache holds that write.
 
+mod support;
+
 use std::time::Duration;
 
 use kcache_core::{ApiResource, DynamicObject, Object};
@@ -9,7 +11,7 @@ use kcache_informer::{InformerOptions, SharedIndexInformer};
 use kcache_reflector::ReflectorOptions;
 use kcache_store::Indexers;
 use kcache_testserver::{RawResponse, TestCluster};
-use kcache_transport::{Api, Client, Config};
+use kcache_transport::Api;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -47,9 +49,8 @@ async fn waiting_for_a_write_means_the_cache_holds_it() {
     let cluster = TestCluster::start().await.unwrap();
     let ns = cluster.create_namespace("ryw").await.unwrap();
     let path = format!("/api/v1/namespaces/{ns}/configmaps");
-    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
-    config.qps = 0.0;
-    let api = Api::<DynamicObject>::dynamic(Client::new(config).unwrap(), configmaps(), Some(&ns));
+    let api =
+        Api::<DynamicObject>::dynamic(support::cluster_client(&cluster), configmaps(), Some(&ns));
     let options = InformerOptions {
         reflector: ReflectorOptions {
             label_selector: Some("app=ryw".into()),

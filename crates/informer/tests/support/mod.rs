@@ -1,13 +1,16 @@
-//! Shared test helpers: pods as DynamicObjects, a recording handler, an in-memory source.
+//! Shared test helpers: pods as DynamicObjects, a recording handler, an in-memory source, a
+//! client for a test cluster and a wait for a named object.
 #![allow(dead_code, unused_macros)]
 
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_core::DynamicObject;
+use kcache_core::{DynamicObject, Object};
 use kcache_informer::testing::FakeControllerSource;
 use kcache_informer::{DeletedObject, ResourceEventHandler};
+use kcache_testserver::TestCluster;
+use kcache_transport::{Client, Config};
 
 pub type Pod = DynamicObject;
 
@@ -36,6 +39,31 @@ macro_rules! in_every_fifo_mode {
             }
         }
     };
+}
+
+/// A client for `cluster` without client-side rate limits (tests write and read in bursts).
+pub fn cluster_client(cluster: &TestCluster) -> Client {
+    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
+    config.qps = 0.0;
+    Client::new(config).unwrap()
+}
+
+/// The first object named `name` a handler sends down `rx` (others are skipped), within 15 s.
+pub async fn named<K: Object>(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<Arc<K>>,
+    name: &str,
+) -> Arc<K> {
+    let wait = async {
+        loop {
+            let obj = rx.recv().await.expect("the informer runs");
+            if obj.name() == name {
+                break obj;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(15), wait)
+        .await
+        .unwrap_or_else(|_| panic!("{name} reaches the handler within 15 s"))
 }
 
 pub fn pod(name: &str) -> Pod {
