@@ -4,6 +4,7 @@ mod de;
 mod interner;
 mod object;
 mod serde_impls;
+mod tables;
 mod typed;
 mod value;
 

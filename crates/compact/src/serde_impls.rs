@@ -9,6 +9,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
+use super::tables;
 use super::value::{intern_str, CompactValue};
 
 impl Serialize for CompactValue {
@@ -38,7 +39,7 @@ impl Serialize for CompactValue {
 
 impl<'de> Deserialize<'de> for CompactValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ValueVisitor)
+        tables::holding(|| d.deserialize_any(ValueVisitor))
     }
 }
 
