@@ -1,12 +1,18 @@
 //! TLS with rustls and the ring provider: server verification (the configured CA, else the
 //! system's roots; never skipped unless `insecure-skip-tls-verify`), and a client certificate
 //! slot that an exec plugin can refill.
+//!
+//! The system's roots are read at the first handshake that needs them, as Go reads its system
+//! pool on first use: a client of an `http://` server (kcache-testserver, a local proxy) never
+//! reads and parses the system's bundle (a few milliseconds of CPU at start on the machines
+//! kcache is measured on).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::RwLock;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::ResolvesClientCert;
+use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
 use rustls::sign::CertifiedKey;
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
@@ -74,50 +80,98 @@ pub(crate) fn client_config(
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| ConfigError::Tls(e.to_string()))?;
-    let builder = if insecure {
-        builder
+    let builder = match (insecure, root_certs) {
+        (true, _) => builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
-    } else {
-        let mut roots = RootCertStore::empty();
-        match root_certs {
-            Some(certs) => {
-                for c in certs {
-                    roots
-                        .add(c.clone())
-                        .map_err(|e| ConfigError::Tls(format!("unusable CA certificate: {e}")))?;
-                }
+            .with_custom_certificate_verifier(Arc::new(Verifier::new(provider, Check::Skip))),
+        (false, None) => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Verifier::new(
+                provider,
+                Check::SystemRoots(OnceLock::new()),
+            ))),
+        (false, Some(certs)) => {
+            let mut roots = RootCertStore::empty();
+            for c in certs {
+                roots
+                    .add(c.clone())
+                    .map_err(|e| ConfigError::Tls(format!("unusable CA certificate: {e}")))?;
             }
-            None => {
-                let native = rustls_native_certs::load_native_certs();
-                roots.add_parsable_certificates(native.certs);
+            if roots.is_empty() {
+                return Err(ConfigError::Tls(
+                    "no trusted CA certificates (the configured bundle holds none)".into(),
+                ));
             }
+            builder.with_root_certificates(roots)
         }
-        if roots.is_empty() {
-            return Err(ConfigError::Tls(
-                "no trusted CA certificates (none configured and none in the system store)".into(),
-            ));
-        }
-        builder.with_root_certificates(roots)
     };
     Ok(builder.with_client_cert_resolver(identity))
 }
 
-/// `insecure-skip-tls-verify`: any certificate is accepted, but handshake signatures are still
-/// checked so the session is at least bound to the presented certificate.
+/// How a [`Verifier`] checks the server's certificate.
 #[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
+enum Check {
+    /// `insecure-skip-tls-verify`: any certificate is accepted, but handshake signatures are
+    /// still checked so the session is at least bound to the presented certificate.
+    Skip,
+    /// Against the system's roots, read at the first handshake (an error if there are none).
+    SystemRoots(OnceLock<Result<Arc<WebPkiServerVerifier>, String>>),
+}
 
-impl ServerCertVerifier for NoVerification {
+/// The verifier of a config without a configured CA.
+#[derive(Debug)]
+struct Verifier {
+    provider: Arc<CryptoProvider>,
+    check: Check,
+}
+
+impl Verifier {
+    fn new(provider: Arc<CryptoProvider>, check: Check) -> Self {
+        Verifier { provider, check }
+    }
+
+    /// The system roots' verifier, built on first use.
+    fn system_roots(
+        &self,
+        cell: &OnceLock<Result<Arc<WebPkiServerVerifier>, String>>,
+    ) -> Result<Arc<WebPkiServerVerifier>, rustls::Error> {
+        cell.get_or_init(|| {
+            let mut roots = RootCertStore::empty();
+            roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
+            if roots.is_empty() {
+                return Err(
+                    "no trusted CA certificates (none configured and none in the system store)"
+                        .into(),
+                );
+            }
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), self.provider.clone())
+                .build()
+                .map_err(|e| format!("the system's CA certificates: {e}"))
+        })
+        .clone()
+        .map_err(rustls::Error::General)
+    }
+}
+
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
+        match &self.check {
+            Check::Skip => Ok(ServerCertVerified::assertion()),
+            Check::SystemRoots(cell) => self.system_roots(cell)?.verify_server_cert(
+                end_entity,
+                intermediates,
+                server_name,
+                ocsp,
+                now,
+            ),
+        }
     }
 
     fn verify_tls12_signature(
@@ -130,7 +184,7 @@ impl ServerCertVerifier for NoVerification {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
@@ -144,18 +198,43 @@ impl ServerCertVerifier for NoVerification {
             message,
             cert,
             dss,
-            &self.0.signature_verification_algorithms,
+            &self.provider.signature_verification_algorithms,
         )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn system_roots_are_read_at_the_first_check_not_before() {
+        let verifier = Verifier::new(provider(), Check::SystemRoots(OnceLock::new()));
+        let loaded = |v: &Verifier| match &v.check {
+            Check::SystemRoots(cell) => cell.get().is_some(),
+            Check::Skip => false,
+        };
+        assert!(!loaded(&verifier), "nothing read when built");
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()])
+            .unwrap()
+            .cert;
+        let name = ServerName::try_from("localhost").unwrap();
+        let checked = verifier.verify_server_cert(cert.der(), &[], &name, &[], UnixTime::now());
+        // A self-signed certificate is in no system store: refused (or, on a machine with no
+        // store at all, refused for that), never accepted.
+        let e = checked.unwrap_err().to_string();
+        assert!(
+            e.contains("UnknownIssuer") || e.contains("no trusted CA"),
+            "{e}"
+        );
+        assert!(loaded(&verifier), "read at the first check");
+    }
 
     #[test]
     fn rejects_bad_pem() {
