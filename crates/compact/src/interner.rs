@@ -1,32 +1,34 @@
-//! A weakly held hash-consing table: one canonical `Arc` per distinct value (see
-//! [`super::tables`] for which table a decode uses).
+//! A weakly held, sharded hash-consing table: one canonical `Arc` per distinct value.
 //!
 //! Children are interned before their parent, so a node is hashed and compared by its
 //! children's addresses, in O(node) and not O(subtree). The tables hold `Weak`s and never keep a
-//! value alive; entries of dropped values are pruned whenever a table would grow, which bounds a
-//! table to about twice its live entries. Values are immutable, so sharing is invisible: a
-//! changed copy (`CompactObject::with_resource_version`, `CompactValue::with_member`) rebuilds
-//! only the path from the root to the change.
+//! value alive; entries of dropped values are pruned whenever a table shard would grow, which
+//! bounds a shard to about twice its live entries. Values are immutable, so sharing is
+//! invisible: a changed copy (`CompactObject::with_resource_version`,
+//! `CompactValue::with_member`) rebuilds only the path from the root to the change.
 
 use std::sync::{Arc, LazyLock, Weak};
 
 use ahash::RandomState;
 use hashbrown::HashTable;
+use parking_lot::Mutex;
 
 /// The hasher every interner uses, so a value hashes the same in every table.
 pub(crate) static HASHER: LazyLock<RandomState> = LazyLock::new(RandomState::new);
 
-/// Maps a value to its one live `Arc` among the values interned in it. Entries are weak:
-/// the table never keeps a value alive. Entries of dropped values are pruned whenever the table
-/// is about to grow, so it holds at most about twice as many entries as it has live values (plus
-/// the dropped values' freed-but-not-yet-released allocations, which a `Weak` pins until the
-/// prune).
+/// Shards keep threads that decode at the same time off each other's locks.
+const SHARD_BITS: u32 = 6;
+
+/// Maps a value to its one live `Arc`. Entries are weak: the table never keeps a value alive.
+/// Entries of dropped values are pruned whenever a shard is about to grow, so a shard holds at
+/// most about twice as many entries as it has live values (plus the dropped values' freed-but-not-
+/// yet-released allocations, which a `Weak` pins until the prune).
 ///
 /// An entry is the `Weak` alone (16 bytes for a slice or `str`): a value's hash is computed again
 /// from the value (`rehash`) when the table grows, instead of being stored beside it, which
 /// would take a third more of the table — a large cache has several entries per object.
 pub(crate) struct Interner<T: ?Sized> {
-    table: HashTable<Weak<T>>,
+    shards: Box<[Mutex<HashTable<Weak<T>>>]>,
     rehash: fn(&T) -> u64,
 }
 
@@ -35,7 +37,9 @@ impl<T: ?Sized> Interner<T> {
     /// [`intern`](Self::intern) passes for that value).
     pub(crate) fn new(rehash: fn(&T) -> u64) -> Self {
         Interner {
-            table: HashTable::new(),
+            shards: (0..1 << SHARD_BITS)
+                .map(|_| Mutex::new(HashTable::new()))
+                .collect(),
             rehash,
         }
     }
@@ -45,13 +49,13 @@ impl<T: ?Sized> Interner<T> {
     /// can move its parts into the new value instead of cloning them (a clone of an `Arc`
     /// child is two atomic operations, with the drop of the original).
     pub(crate) fn intern<V>(
-        &mut self,
+        &self,
         hash: u64,
         value: V,
         eq: impl Fn(&T, &V) -> bool,
         make: impl FnOnce(V) -> Arc<T>,
     ) -> Arc<T> {
-        let table = &mut self.table;
+        let mut table = self.shards[(hash >> (64 - SHARD_BITS)) as usize].lock();
         let mut hit = None;
         table.find(hash, |weak| match weak.upgrade() {
             Some(live) if eq(&live, &value) => {
@@ -81,7 +85,7 @@ impl<T: ?Sized> Interner<T> {
     /// Entries held, dead ones included (for tests of the growth bound).
     #[cfg(test)]
     pub(crate) fn entries(&self) -> usize {
-        self.table.len()
+        self.shards.iter().map(|s| s.lock().len()).sum()
     }
 }
 
@@ -93,30 +97,53 @@ mod tests {
         HASHER.hash_one(s)
     }
 
-    fn intern_str(t: &mut Interner<str>, s: &str) -> Arc<str> {
+    fn intern_str(t: &Interner<str>, s: &str) -> Arc<str> {
         t.intern(hash_str(s), s, |x, s| x == *s, Arc::from)
     }
 
     #[test]
     fn equal_values_share_one_arc() {
-        let mut t = Interner::new(hash_str);
-        let a = intern_str(&mut t, "hello");
-        let b = intern_str(&mut t, "hello");
-        let c = intern_str(&mut t, "world");
+        let t = Interner::new(hash_str);
+        let a = intern_str(&t, "hello");
+        let b = intern_str(&t, "hello");
+        let c = intern_str(&t, "world");
         assert!(Arc::ptr_eq(&a, &b));
         assert!(!Arc::ptr_eq(&a, &c));
     }
 
     #[test]
     fn a_dropped_value_is_built_anew_and_the_table_stays_bounded() {
-        let mut t = Interner::new(hash_str);
+        let t = Interner::new(hash_str);
         for round in 0..50 {
             let live: Vec<_> = (0..1000)
-                .map(|i| intern_str(&mut t, &format!("{round}-{i}")))
+                .map(|i| intern_str(&t, &format!("{round}-{i}")))
                 .collect();
             assert_eq!(live.len(), 1000);
         }
-        // 50 000 values were interned; at most ~2x the 1000 live at once remain.
+        // 50 000 values were interned; at most ~2x the 1000 live at once (per shard) remain.
         assert!(t.entries() < 8000, "{} entries", t.entries());
+    }
+
+    #[test]
+    fn concurrent_interning_agrees_on_one_value() {
+        let t = Arc::new(Interner::new(hash_str));
+        let results: Vec<Vec<Arc<str>>> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| {
+                    let t = t.clone();
+                    s.spawn(move || {
+                        (0..2000)
+                            .map(|i| intern_str(&t, &format!("k{}", i % 300)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in &results[1..] {
+            for (a, b) in r.iter().zip(&results[0]) {
+                assert!(Arc::ptr_eq(a, b));
+            }
+        }
     }
 }

@@ -4,7 +4,6 @@ mod de;
 mod interner;
 mod object;
 mod serde_impls;
-mod tables;
 mod typed;
 mod value;
 

@@ -2,18 +2,21 @@
 //! the machinery reads on every write.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::interner::HASHER;
-use super::tables;
+use super::interner::{Interner, HASHER};
 use super::value::{intern_str, CompactMap, CompactValue};
 use kcache_core::{Error, Object};
 
+/// Label and annotation maps, one per distinct interned map node.
+static STRING_MAPS: LazyLock<Interner<StringMap>> =
+    LazyLock::new(|| Interner::new(|m| hash_source(&m.source)));
+
 /// A label map's hash: its source node's address.
-pub(crate) fn hash_source(source: &Arc<CompactMap>) -> u64 {
+fn hash_source(source: &Arc<CompactMap>) -> u64 {
     HASHER.hash_one(Arc::as_ptr(source) as *const u8 as usize)
 }
 
@@ -21,8 +24,8 @@ pub(crate) fn hash_source(source: &Arc<CompactMap>) -> u64 {
 /// source node makes the node's address a safe key: every object with the same (interned) map
 /// shares one `StringMap`.
 #[derive(Debug)]
-pub(crate) struct StringMap {
-    pub(crate) source: Arc<CompactMap>,
+struct StringMap {
+    source: Arc<CompactMap>,
     map: BTreeMap<String, String>,
 }
 
@@ -30,7 +33,7 @@ pub(crate) struct StringMap {
 ///
 /// Everything but the fields the machinery reads all the time (name, namespace,
 /// resourceVersion, uid, labels, annotations, which are also kept typed) lives in a
-/// [`CompactValue`] tree whose strings and subtrees are interned as they are decoded: objects that are
+/// [`CompactValue`] tree whose strings and subtrees are interned process-wide: objects that are
 /// alike (the pods of a deployment: same containers, tolerations, volumes, managedFields) store
 /// their common parts once, and identical label maps share one `BTreeMap`. A cache of such
 /// objects keeps less memory per object than the object's JSON, where a decoded typed object
@@ -76,7 +79,7 @@ impl CompactObject {
 
     /// Converts a `serde_json::Value` (interning it).
     pub fn from_json(value: &serde_json::Value) -> Result<Self, Error> {
-        tables::holding(|| Self::from_value(CompactValue::from(value)))
+        Self::from_value(CompactValue::from(value))
     }
 
     /// The whole object as a `serde_json::Value`.
@@ -108,16 +111,14 @@ impl CompactObject {
 
     /// A copy with `metadata.resourceVersion` set to `rv`; everything else is shared.
     pub fn with_resource_version(&self, rv: &str) -> Self {
-        tables::holding(|| {
-            let rv = intern_str(rv);
-            let meta = self.root.get("metadata").cloned().unwrap_or_default();
-            let meta = meta.with_member("resourceVersion", CompactValue::String(rv.clone()));
-            CompactObject {
-                root: self.root.with_member("metadata", meta),
-                resource_version: Some(rv),
-                ..self.clone()
-            }
-        })
+        let rv = intern_str(rv);
+        let meta = self.root.get("metadata").cloned().unwrap_or_default();
+        let meta = meta.with_member("resourceVersion", CompactValue::String(rv.clone()));
+        CompactObject {
+            root: self.root.with_member("metadata", meta),
+            resource_version: Some(rv),
+            ..self.clone()
+        }
     }
 }
 
@@ -149,23 +150,21 @@ fn string_map(meta: Option<&CompactValue>, field: &str) -> Result<Option<Arc<Str
             format!("metadata.{field}.{k} is not a string"),
         ));
     }
-    Ok(Some(tables::with(|t| {
-        t.string_maps.intern(
-            hash_source(source),
-            source,
-            |m, source| Arc::ptr_eq(&m.source, source),
-            |source| {
-                let map = source
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
-                    .collect();
-                Arc::new(StringMap {
-                    source: source.clone(),
-                    map,
-                })
-            },
-        )
-    })))
+    Ok(Some(STRING_MAPS.intern(
+        hash_source(source),
+        source,
+        |m, source| Arc::ptr_eq(&m.source, source),
+        |source| {
+            let map = source
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.as_str().unwrap_or_default().to_string()))
+                .collect();
+            Arc::new(StringMap {
+                source: source.clone(),
+                map,
+            })
+        },
+    )))
 }
 
 impl Object for CompactObject {
@@ -204,9 +203,7 @@ impl Serialize for CompactObject {
 
 impl<'de> Deserialize<'de> for CompactObject {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        tables::holding(|| {
-            let root = CompactValue::deserialize(d)?;
-            CompactObject::from_value(root).map_err(serde::de::Error::custom)
-        })
+        let root = CompactValue::deserialize(d)?;
+        CompactObject::from_value(root).map_err(serde::de::Error::custom)
     }
 }

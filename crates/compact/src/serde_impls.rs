@@ -9,7 +9,6 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
-use super::tables;
 use super::value::{intern_str, CompactValue};
 
 impl Serialize for CompactValue {
@@ -39,7 +38,7 @@ impl Serialize for CompactValue {
 
 impl<'de> Deserialize<'de> for CompactValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        tables::holding(|| d.deserialize_any(ValueVisitor))
+        d.deserialize_any(ValueVisitor)
     }
 }
 

@@ -1,22 +1,26 @@
 //! `CompactValue`: an immutable JSON value whose strings, arrays and objects are hash-consed.
 
+use std::cell::RefCell;
 use std::hash::{BuildHasher, Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Number;
 
-use super::interner::HASHER;
-use super::tables;
+use super::interner::{Interner, HASHER};
 
 /// The members of a JSON object, sorted by key, keys unique.
 pub type CompactMap = [(Arc<str>, CompactValue)];
 
-pub(crate) fn hash_str(s: &str) -> u64 {
+static STRINGS: LazyLock<Interner<str>> = LazyLock::new(|| Interner::new(hash_str));
+static ARRAYS: LazyLock<Interner<[CompactValue]>> = LazyLock::new(|| Interner::new(hash_items));
+static OBJECTS: LazyLock<Interner<CompactMap>> = LazyLock::new(|| Interner::new(hash_members));
+
+fn hash_str(s: &str) -> u64 {
     HASHER.hash_one(s)
 }
 
 /// An array's hash from its (interned) items' addresses: O(items), not O(subtree).
-pub(crate) fn hash_items(items: &[CompactValue]) -> u64 {
+fn hash_items(items: &[CompactValue]) -> u64 {
     let mut h = HASHER.build_hasher();
     items.len().hash(&mut h);
     for v in items {
@@ -26,7 +30,7 @@ pub(crate) fn hash_items(items: &[CompactValue]) -> u64 {
 }
 
 /// An object's hash from its (interned) keys' and values' addresses.
-pub(crate) fn hash_members(members: &CompactMap) -> u64 {
+fn hash_members(members: &CompactMap) -> u64 {
     let mut h = HASHER.build_hasher();
     members.len().hash(&mut h);
     for (k, v) in members {
@@ -40,11 +44,9 @@ pub(crate) fn hash_members(members: &CompactMap) -> u64 {
 ///
 /// Built through [`CompactValue::string`], [`CompactValue::array`], [`CompactValue::object`],
 /// `From<&serde_json::Value>` or `Deserialize` (not by hand from the variants, which would still
-/// be correct but not shared), every string and container is interned in weakly held tables: a
-/// value equal to a live one in the same tables is not stored again, it is the same `Arc`.
-/// There is one set of tables per core and a decoder holds one set for a whole object, so a
-/// cache keeps at most one copy per core of each value its objects share (the `tables` module
-/// docs say why not one set for the process). Pods of one deployment share their containers,
+/// be correct but not shared), every string and container is interned in a
+/// process-wide, weakly held table: a value equal to one that is alive anywhere in the process is
+/// not stored again, it is the same `Arc`. Pods of one deployment share their containers,
 /// tolerations, volumes, owner references and managedFields this way, so a cache of them keeps
 /// little more than each pod's unique fields. Cloning is a reference-count increment.
 ///
@@ -79,14 +81,12 @@ impl CompactValue {
         let hash = hash_items(&items);
         // A new array takes the items over (moved, not cloned: a clone of a child is an atomic
         // increment, and its drop with the `Vec` a decrement).
-        let arc = tables::with(|t| {
-            t.arrays.intern(
-                hash,
-                items,
-                |a, items| a.len() == items.len() && a.iter().zip(items).all(|(x, y)| x.same(y)),
-                Arc::from,
-            )
-        });
+        let arc = ARRAYS.intern(
+            hash,
+            items,
+            |a, items| a.len() == items.len() && a.iter().zip(items).all(|(x, y)| x.same(y)),
+            Arc::from,
+        );
         CompactValue::Array(arc)
     }
 
@@ -111,19 +111,17 @@ impl CompactValue {
         }
         let hash = hash_members(&members);
         // Moved into a new node, not cloned (see `array`).
-        let arc = tables::with(|t| {
-            t.objects.intern(
-                hash,
-                members,
-                |o, members| {
-                    o.len() == members.len()
-                        && o.iter()
-                            .zip(members)
-                            .all(|(x, y)| Arc::ptr_eq(&x.0, &y.0) && x.1.same(&y.1))
-                },
-                Arc::from,
-            )
-        });
+        let arc = OBJECTS.intern(
+            hash,
+            members,
+            |o, members| {
+                o.len() == members.len()
+                    && o.iter()
+                        .zip(members)
+                        .all(|(x, y)| Arc::ptr_eq(&x.0, &y.0) && x.1.same(&y.1))
+            },
+            Arc::from,
+        );
         CompactValue::Object(arc)
     }
 
@@ -201,13 +199,11 @@ impl CompactValue {
     /// not an object counts as an empty one.
     pub fn with_member(&self, key: &str, value: CompactValue) -> CompactValue {
         let mut members = self.as_object().map(<[_]>::to_vec).unwrap_or_default();
-        tables::holding(|| {
-            match members.binary_search_by(|(k, _)| (**k).cmp(key)) {
-                Ok(i) => members[i].1 = value,
-                Err(i) => members.insert(i, (intern_str(key), value)),
-            }
-            CompactValue::from_members(members)
-        })
+        match members.binary_search_by(|(k, _)| (**k).cmp(key)) {
+            Ok(i) => members[i].1 = value,
+            Err(i) => members.insert(i, (intern_str(key), value)),
+        }
+        CompactValue::from_members(members)
     }
 
     /// Equality of already-interned children: pointers for containers and strings.
@@ -237,9 +233,34 @@ impl CompactValue {
     }
 }
 
+/// Slots of the per-thread front cache of [`intern_str`].
+const FRONT_SLOTS: usize = 1024;
+
+/// One slot of the front cache: a string's hash and the interned string.
+type FrontSlot = Option<(u64, Arc<str>)>;
+
+thread_local! {
+    /// Strings this thread interned recently, direct-mapped by hash. Decoding repeats the same
+    /// keys and values over and over; a hit skips the shared table's shard lock and weak
+    /// upgrade. It keeps at most `FRONT_SLOTS` strings alive per thread.
+    static FRONT: RefCell<Vec<FrontSlot>> = RefCell::new(vec![None; FRONT_SLOTS]);
+}
+
 /// The interned `Arc<str>` equal to `s` (allocates only the first time `s` is seen).
 pub(crate) fn intern_str(s: &str) -> Arc<str> {
-    tables::with(|t| t.strings.intern(hash_str(s), s, |x, s| x == *s, Arc::from))
+    let hash = hash_str(s);
+    let slot = (hash as usize) & (FRONT_SLOTS - 1);
+    FRONT.with(|front| {
+        let mut front = front.borrow_mut();
+        if let Some((h, hit)) = &front[slot] {
+            if *h == hash && &**hit == s {
+                return hit.clone();
+            }
+        }
+        let interned = STRINGS.intern(hash, s, |x, s| x == *s, Arc::from);
+        front[slot] = Some((hash, interned.clone()));
+        interned
+    })
 }
 
 /// Deep equality, short-cut by pointer identity (interned equal values are the same `Arc`).
@@ -256,10 +277,9 @@ impl PartialEq for CompactValue {
 
 impl Eq for CompactValue {}
 
-/// Interns the whole value under one set of tables.
 impl From<&serde_json::Value> for CompactValue {
     fn from(v: &serde_json::Value) -> Self {
-        tables::holding(|| match v {
+        match v {
             serde_json::Value::Null => CompactValue::Null,
             serde_json::Value::Bool(b) => CompactValue::Bool(*b),
             serde_json::Value::Number(n) => CompactValue::Number(n.clone()),
@@ -268,7 +288,7 @@ impl From<&serde_json::Value> for CompactValue {
             serde_json::Value::Object(o) => {
                 CompactValue::object(o.iter().map(|(k, v)| (k, CompactValue::from(v))))
             }
-        })
+        }
     }
 }
 
@@ -285,4 +305,9 @@ impl From<&CompactValue> for serde_json::Value {
             ),
         }
     }
+}
+
+#[cfg(test)]
+pub(crate) fn interned_entries() -> (usize, usize, usize) {
+    (STRINGS.entries(), ARRAYS.entries(), OBJECTS.entries())
 }
