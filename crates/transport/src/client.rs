@@ -113,6 +113,11 @@ impl Client {
         let connector = builder.enable_all_versions().wrap_connector(connector);
         let mut http = hyper_util::client::legacy::Client::builder(TokioExecutor::new());
         http.timer(TokioTimer::new());
+        // hyper grows an HTTP/1 connection's read buffer up to ~400 KiB while a list streams in
+        // faster than it is read; the decoders copy what they need at once, so 64 KiB (a few
+        // more reads of a large body) keeps 0.5 MB less at an informer's peak
+        // (docs/benchmarks.md, session 14).
+        http.http1_max_buf_size(64 * 1024);
         if let Some(interval) = config.keep_alive {
             http.http2_keep_alive_interval(interval)
                 .http2_keep_alive_timeout(interval / 2)

@@ -184,10 +184,10 @@ async fn watch_stream_ends_cleanly_skips_undecodable_events_and_ends_on_broken_f
 }
 
 /// A watch-list's burst: thousands of events arriving together decode in batches on the
-/// blocking pool (several at once), and still come out in body order, an undecodable one as an
+/// runtime's workers (several at once), and still come out in body order, an undecodable one as an
 /// error in its place.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_burst_of_events_decodes_on_the_pool_in_body_order() {
+async fn a_burst_of_events_decodes_in_batches_in_body_order() {
     let mut body = String::new();
     for i in 0..5000 {
         if i == 2500 {

@@ -1,6 +1,6 @@
 //! Exact copies (`with_trim(exact_copy)`, what `Api::with_exact_copies` asks for): what a list or watch decodes is handed out with every `Vec` at its exact
 //! length (serde grows a decoded `Vec` by doubling), on each decoding path — items decoded on
-//! the reading task, in batches on the blocking pool, through the item `Stream`, into `Arc`s
+//! the reading task, in batches as tasks of their own, through the item `Stream`, into `Arc`s
 //! (`into_shared_list`), and watch events alone or in a burst.
 
 use bytes::Bytes;

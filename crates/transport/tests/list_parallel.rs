@@ -1,6 +1,6 @@
-//! `ListStream::into_list` on lists large enough to be decoded on the blocking pool: the items,
-//! their order, the metadata and the first error in body order are what decoding one item at a
-//! time gives.
+//! `ListStream::into_list` on lists large enough to be decoded in batches on the other cores:
+//! the items, their order, the metadata and the first error in body order are what decoding one
+//! item at a time gives.
 
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};

@@ -1,8 +1,18 @@
 //! Decoding on other cores: consecutive values of a body (list items, watch events) gathered
-//! as JSON and decoded together on tokio's blocking pool while the reading task goes on.
+//! as JSON and decoded together as tokio tasks while the reading task goes on.
 //!
 //! Decoding typed objects costs far more than splitting the body into values, so a large list,
 //! or a watch-list's burst of initial events, otherwise decodes on one core.
+//!
+//! Where a batch decodes ([`spawn_decode`]): on a multi-thread runtime, as a task on its worker
+//! threads, as kube-rs decodes (inline, on the runtime's threads). A batch is about 256 KiB of
+//! JSON, a few ms of work, so it holds a worker that long during a burst. On tokio's blocking
+//! pool instead, the same 10k-ConfigMap sync on kcache-testserver took 0.111 s against 0.097 s
+//! (typed compact; metadata-only 0.109 against 0.093; 100k pods 3.5–3.8 s against 2.7–3.1 s):
+//! the pool starts a thread whenever a batch comes while its threads are still finishing the
+//! last ones (up to four for one list on two cores), each wakes through a condvar, and glibc
+//! gives each its own arena. On a current-thread runtime the blocking pool is the only other
+//! core there is, so batches go there.
 
 use kcache_core::Error;
 
@@ -47,13 +57,25 @@ impl RawBatch {
     }
 }
 
-/// The blocking pool's answer; a panic there (a `Deserialize` impl's bug) comes back as an
+/// A decoding task's answer; a panic there (a `Deserialize` impl's bug) comes back as an
 /// error, not as a panic of the reader.
 pub(super) fn joined<T>(
     result: Result<Result<T, Error>, tokio::task::JoinError>,
     what: &str,
 ) -> Result<T, Error> {
     result.map_err(|e| Error::decode(what, format!("decoding thread failed: {e}")))?
+}
+
+/// Starts decoding a batch on `runtime`: a task on its workers when it has a pool of them, else
+/// on its blocking pool (see the module docs).
+pub(super) fn spawn_decode<T: Send + 'static>(
+    runtime: &tokio::runtime::Handle,
+    decode: impl FnOnce() -> T + Send + 'static,
+) -> tokio::task::JoinHandle<T> {
+    match runtime.runtime_flavor() {
+        tokio::runtime::RuntimeFlavor::MultiThread => runtime.spawn(async move { decode() }),
+        _ => runtime.spawn_blocking(decode),
+    }
 }
 
 /// How many batches may decode at once: one per core.

@@ -19,7 +19,7 @@ use futures_core::Stream;
 use kcache_core::{BoxError, Error, ListMeta, ObjectList};
 use serde::de::DeserializeOwned;
 
-use super::batch::{joined, max_in_flight, RawBatch};
+use super::batch::{joined, max_in_flight, spawn_decode, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
 use super::trim::{keep, Trim};
@@ -352,7 +352,7 @@ where
 {
     /// Reads the whole list into one page.
     ///
-    /// Items are decoded on the blocking thread pool, in batches of about 256 KiB of JSON, while
+    /// Items are decoded as tokio tasks (`batch`), in batches of about 256 KiB of JSON, while
     /// this task goes on reading and splitting the body: decoding typed objects costs far more
     /// than reading them, and a large list otherwise decodes on one core. At most one batch per
     /// core is in flight, so memory stays bounded; a list smaller than one batch is decoded
@@ -428,7 +428,7 @@ where
                     items.extend(decode_batch(full, finish)?);
                     continue;
                 };
-                in_flight.push_back(pool.spawn_blocking(move || decode_batch(full, finish)));
+                in_flight.push_back(spawn_decode(pool, move || decode_batch(full, finish)));
                 while in_flight.len() > max_in_flight {
                     if let Some(done) = in_flight.pop_front() {
                         items.extend(joined(done.await, "list items")?);

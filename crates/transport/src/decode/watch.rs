@@ -15,7 +15,7 @@ use serde::de::{self, DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::batch::{joined, max_in_flight, RawBatch};
+use super::batch::{joined, max_in_flight, spawn_decode, RawBatch};
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture};
 use super::trim::{keep, Trim};
@@ -269,7 +269,7 @@ type Decoded<K> = Result<WatchEvent<K>, Error>;
 /// Events waiting to be handed out, in body order.
 enum Slot<K> {
     Event(Decoded<K>),
-    /// Events decoding on the blocking pool.
+    /// Events decoding in tasks of their own.
     Batch(tokio::task::JoinHandle<Result<Vec<Decoded<K>>, Error>>),
 }
 
@@ -283,7 +283,7 @@ pin_project_lite::pin_project! {
     /// stream goes on; a framing or transport failure is one error item and ends it.
     ///
     /// Events that arrive together beyond [`INLINE_MAX_BYTES`] (a watch-list's initial events, a
-    /// burst of changes) decode on tokio's blocking pool in batches, one per core at most, while
+    /// burst of changes) decode as tokio tasks in batches (`batch`), one per core at most, while
     /// this stream reads on, as the list decoder's items do; they are handed out in body order.
     /// Whatever the body holds when it has nothing more for now is decoded and handed out at
     /// once, so a lone event is never held back for company.
@@ -300,7 +300,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-/// Where and how events decode: batches on this runtime's blocking pool (if any), each object
+/// Where and how events decode: batches as tasks of this runtime (if any), each object
 /// through `trim`.
 struct Decoding<K> {
     pool: Option<tokio::runtime::Handle>,
@@ -309,7 +309,7 @@ struct Decoding<K> {
 
 impl<S, K: DeserializeOwned> WatchEventStream<S, K> {
     /// Decodes `body`, failing on events larger than `max_object_size` bytes; batches decode on
-    /// the current tokio runtime's blocking pool (inline when there is none).
+    /// tasks of the current tokio runtime (inline when there is none).
     pub fn new(body: S, max_object_size: usize) -> Self {
         WatchEventStream {
             body,
@@ -428,7 +428,7 @@ where
 }
 
 /// Queues the events gathered in `raw`: decoded here if they are few (or `inline`, or there is
-/// no runtime), else as a batch on the blocking pool.
+/// no runtime), else as a batch in a task of its own.
 fn flush<K: DeserializeOwned + Send + 'static>(
     raw: &mut RawBatch,
     queue: &mut VecDeque<Slot<K>>,
@@ -444,9 +444,9 @@ fn flush<K: DeserializeOwned + Send + 'static>(
     match &decoding.pool {
         Some(pool) if !inline && batch.len() > 1 && batch.bytes() > INLINE_MAX_BYTES => {
             *in_flight += 1;
-            queue.push_back(Slot::Batch(
-                pool.spawn_blocking(move || Ok(decode_events(batch, trim))),
-            ));
+            queue.push_back(Slot::Batch(spawn_decode(pool, move || {
+                Ok(decode_events(batch, trim))
+            })));
         }
         _ => queue.extend(decode_events(batch, trim).into_iter().map(Slot::Event)),
     }
