@@ -63,7 +63,7 @@ pub(super) fn joined<T>(
     result: Result<Result<T, Error>, tokio::task::JoinError>,
     what: &str,
 ) -> Result<T, Error> {
-    result.map_err(|e| Error::decode(what, format!("decoding thread failed: {e}")))?
+    result.map_err(|e| Error::decode(what, format!("decoding task failed: {e}")))?
 }
 
 /// Starts decoding a batch on `runtime`: a task on its workers when it has a pool of them, else
