@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::heap::{heap_in_use, heap_peak};
-use crate::report::{peak_rss_bytes, rss_bytes, threads};
+use crate::proc_status::{peak_rss_bytes, rss_bytes, threads};
 
 /// The process's memory at one moment.
 #[derive(Debug, Clone, Copy)]

@@ -42,7 +42,8 @@ use tokio::sync::Notify;
 
 use crate::account;
 use crate::client;
-use crate::report::{emit, peak_rss_bytes, reset_peak_rss, rss_bytes};
+use crate::proc_status::{peak_rss_bytes, reset_peak_rss, rss_bytes};
+use crate::report::emit;
 
 /// The resources the scenario informs on (cgbench's `-resource`).
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]

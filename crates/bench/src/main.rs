@@ -14,6 +14,7 @@ mod informer;
 mod many;
 mod objects;
 mod podsync;
+mod proc_status;
 mod relist;
 mod report;
 mod store;

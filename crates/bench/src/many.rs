@@ -17,7 +17,8 @@ use serde_json::json;
 
 use crate::client;
 use crate::informer::parse_duration;
-use crate::report::{emit, threads};
+use crate::proc_status::threads;
+use crate::report::emit;
 
 /// Flags, as cgbench's.
 #[derive(clap::Args)]

@@ -60,7 +60,7 @@ pub fn run(args: Args) {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    let rss_before = crate::report::rss_bytes();
+    let rss_before = crate::proc_status::rss_bytes();
 
     let start = Instant::now();
     fifo.replace(listed, "2").expect("relist");
@@ -102,7 +102,7 @@ pub fn run(args: Args) {
             "cached": indexer.len(),
             "seconds": seconds,
             "objects_per_sec": n as f64 / seconds,
-            "rss_growth_bytes": crate::report::peak_rss_bytes().saturating_sub(rss_before),
+            "rss_growth_bytes": crate::proc_status::peak_rss_bytes().saturating_sub(rss_before),
         }),
     );
 }
