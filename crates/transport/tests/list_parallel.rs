@@ -68,6 +68,23 @@ async fn large_lists_keep_their_order_and_metadata() {
     assert_eq!(one_by_one, list.items);
 }
 
+/// A current-thread runtime has no other worker: its batches decode on the blocking pool, in
+/// the same order, with the same first error.
+#[tokio::test(flavor = "current_thread")]
+async fn on_a_current_thread_runtime_batches_decode_on_the_blocking_pool_in_order() {
+    let list = stream(list_body(N, &[], "}")).into_list().await.unwrap();
+    assert_eq!(list.items.len(), N);
+    for (i, item) in list.items.iter().enumerate() {
+        assert_eq!(item.name(), format!("o-{i}"));
+    }
+    let e = stream(list_body(N, &[4200, 1500], "}"))
+        .into_list()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("list item 1500"), "{e}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_bad_item_in_body_order_is_the_error() {
     // Bad items in a late batch and an earlier one, then a broken end of body: the earliest
