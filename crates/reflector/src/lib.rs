@@ -6,6 +6,7 @@ mod events;
 mod handle;
 mod options;
 mod reflector;
+mod temporary_store;
 mod watch_list;
 
 pub use error::{default_watch_error_handler, ReflectorError, WatchErrorHandler};

@@ -1,50 +1,16 @@
 //! Filling the store from a watch-list (`sendInitialEvents=true`) instead of a list.
 
-use std::collections::HashMap;
-use std::sync::Arc;
-
 use kcache_core::{
-    Error, ErrorChain, ListerWatcher, Object, ObjectKey, ReflectorStore, ResourceVersionMatch,
-    WatchParams, WatchStream,
+    Error, ErrorChain, ListerWatcher, Object, ReflectorStore, ResourceVersionMatch, WatchParams,
+    WatchStream,
 };
-use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::events::{apply_stream, StreamEnd};
 use crate::handle::Counter;
 use crate::reflector::{PassState, Reflector};
+use crate::temporary_store::TemporaryStore;
 use crate::{ReflectorError, WatchListMode};
-
-/// Where a watch-list's initial events collect until the end bookmark: the last state of each
-/// key (client-go's temporary `Store`).
-struct TemporaryStore<K> {
-    /// aHash: the keys come from the server, but this map lives for one watch-list and is
-    /// written once per initial event, where SipHash showed in profiles.
-    items: Mutex<HashMap<ObjectKey, Arc<K>, ahash::RandomState>>,
-}
-
-impl<K: Object> ReflectorStore<K> for TemporaryStore<K> {
-    fn add(&self, obj: Arc<K>) -> Result<(), Error> {
-        self.items.lock().insert(ObjectKey::of(&*obj), obj);
-        Ok(())
-    }
-    fn update(&self, obj: Arc<K>) -> Result<(), Error> {
-        self.add(obj)
-    }
-    fn delete(&self, obj: Arc<K>) -> Result<(), Error> {
-        self.items.lock().remove(&ObjectKey::of(&*obj));
-        Ok(())
-    }
-    fn replace(&self, items: Vec<Arc<K>>, _resource_version: &str) -> Result<(), Error> {
-        let mut map = self.items.lock();
-        map.clear();
-        map.extend(items.into_iter().map(|o| (ObjectKey::of(&*o), o)));
-        Ok(())
-    }
-    fn resync(&self) -> Result<(), Error> {
-        Ok(())
-    }
-}
 
 /// The server does not do watch-lists: it rejected `sendInitialEvents` as a bad or invalid
 /// request, or does not implement it.
@@ -111,9 +77,7 @@ where
                     return Err(e);
                 }
             };
-            let temporary = TemporaryStore {
-                items: Mutex::new(HashMap::default()),
-            };
+            let temporary = TemporaryStore::new();
             let mut synced_rv = String::new();
             let mut track = |rv: &str, non_added_seen: bool| {
                 if non_added_seen {
@@ -131,7 +95,7 @@ where
             {
                 Ok(StreamEnd::InitialEventsEnd) => {
                     // Keyed as the FIFO keys them: handed over with their keys.
-                    let items: Vec<_> = temporary.items.into_inner().into_iter().collect();
+                    let items = temporary.into_items();
                     self.replace_with_keys(items, &synced_rv)?;
                     return Ok(stream);
                 }
