@@ -123,15 +123,15 @@ mod tests {
     use kcache_core::DynamicObject;
 
     fn obj(name: &str, rv: &str) -> Arc<DynamicObject> {
-        let json = serde_json::json!({"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv}});
-        Arc::new(serde_json::from_value(json).unwrap())
+        let meta = serde_json::json!({"name": name, "namespace": "ns", "resourceVersion": rv});
+        Arc::new(serde_json::from_value(serde_json::json!({ "metadata": meta })).unwrap())
     }
 
-    fn state(store: TemporaryStore<DynamicObject>) -> Vec<(String, String)> {
-        store
-            .into_items()
-            .into_iter()
-            .map(|(key, o)| (key.to_string(), o.resource_version().unwrap().to_string()))
+    /// `key@resourceVersion` of each item handed over, in order.
+    fn state(store: TemporaryStore<DynamicObject>) -> Vec<String> {
+        let items = store.into_items().into_iter();
+        items
+            .map(|(key, o)| format!("{key}@{}", o.resource_version().unwrap()))
             .collect()
     }
 
@@ -141,10 +141,7 @@ mod tests {
         for (name, rv) in [("b", "1"), ("a", "2"), ("c", "3")] {
             store.add(obj(name, rv)).unwrap();
         }
-        assert_eq!(
-            state(store),
-            [("ns/b", "1"), ("ns/a", "2"), ("ns/c", "3")].map(|(k, v)| (k.into(), v.into()))
-        );
+        assert_eq!(state(store), ["ns/b@1", "ns/a@2", "ns/c@3"]);
     }
 
     #[test]
@@ -159,10 +156,7 @@ mod tests {
         store.add(obj("c", "7")).unwrap();
         store.delete(obj("b", "8")).unwrap();
         store.add(obj("d", "9")).unwrap();
-        assert_eq!(
-            state(store),
-            [("ns/a", "3"), ("ns/c", "7"), ("ns/d", "9")].map(|(k, v)| (k.into(), v.into()))
-        );
+        assert_eq!(state(store), ["ns/a@3", "ns/c@7", "ns/d@9"]);
     }
 
     #[test]
@@ -174,9 +168,6 @@ mod tests {
             .replace(vec![obj("x", "3"), obj("y", "4"), obj("x", "5")], "5")
             .unwrap();
         store.add(obj("z", "6")).unwrap();
-        assert_eq!(
-            state(store),
-            [("ns/x", "5"), ("ns/y", "4"), ("ns/z", "6")].map(|(k, v)| (k.into(), v.into()))
-        );
+        assert_eq!(state(store), ["ns/x@5", "ns/y@4", "ns/z@6"]);
     }
 }
