@@ -10,8 +10,10 @@
 //! `--typed` runs the same with k8s-openapi `Pod`s: handlers receive `Pod`s and the `node` and
 //! `app` index functions take `Pod`s. `--storage compact` (the default) is kcache-informer's
 //! `CompactInformer<Pod>` (the pipeline carries `Compact<Pod>`, each handler gets a `Pod`
-//! decoded from the shared tree); `--storage plain` is a `SharedIndexInformer<Pod>`. The report
-//! names the mode in `objects_as` and `storage`.
+//! decoded from the shared tree); `--lazy` gives the same informer's handlers `LazyTyped<Pod>`s
+//! (decoded when read, once for all handlers); `--storage plain` is a `SharedIndexInformer<Pod>`.
+//! The report names the mode in `objects_as` and `storage`. `--read` makes every handler read
+//! each object's `spec.nodeName` (in every mode), which a lazy handler pays a decode for.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,7 +27,7 @@ use kcache_core::{
     Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent, WatchParams, WatchStream,
 };
 use kcache_informer::{
-    typed_index, CompactInformer, InformerOptions, ResourceEventHandlerFuncs,
+    typed_index, CompactInformer, InformerOptions, LazyTyped, ResourceEventHandlerFuncs,
     ResourceEventHandlerRegistration, SharedIndexInformer,
 };
 use kcache_reflector::WatchListMode;
@@ -55,6 +57,13 @@ pub struct Args {
     /// With `--typed`: how the informer keeps them.
     #[arg(long, value_enum, default_value_t = crate::Storage::Compact)]
     storage: crate::Storage,
+    /// With `--typed --storage compact`: lazy handlers (`LazyTyped<Pod>`, decoded when read).
+    #[arg(long)]
+    lazy: bool,
+    /// Each handler reads every object it gets (its `spec.nodeName`), as a handler filtering on
+    /// the spec would: what a lazy handler that reads costs.
+    #[arg(long)]
+    read: bool,
 }
 
 type Event<K> = Result<WatchEvent<K>, Error>;
@@ -135,6 +144,8 @@ trait Mode: Sized {
         &self,
         h: ResourceEventHandlerFuncs<Self::Handed>,
     ) -> ResourceEventHandlerRegistration<Self::Stored>;
+    /// What `--read` reads of each object handed: its node's name.
+    fn node(obj: &Self::Handed) -> Option<&str>;
     /// A copy of `obj` with resourceVersion `rv`.
     fn bump(obj: &Self::Stored, rv: &str) -> Self::Stored;
 }
@@ -167,6 +178,10 @@ impl Mode for Untyped {
     ) -> ResourceEventHandlerRegistration<CompactObject> {
         self.0.add_event_handler(h).expect("add handler")
     }
+    fn node(obj: &CompactObject) -> Option<&str> {
+        obj.get(&["spec", "nodeName"])
+            .and_then(CompactValue::as_str)
+    }
     fn bump(obj: &CompactObject, rv: &str) -> CompactObject {
         obj.with_resource_version(rv)
     }
@@ -195,6 +210,9 @@ impl Mode for PlainPods {
     ) -> ResourceEventHandlerRegistration<Pod> {
         self.0.add_event_handler(h).expect("add handler")
     }
+    fn node(obj: &Pod) -> Option<&str> {
+        obj.spec.as_ref()?.node_name.as_deref()
+    }
     fn bump(obj: &Pod, rv: &str) -> Pod {
         let mut p = obj.clone();
         p.metadata.resource_version = Some(rv.to_string());
@@ -205,16 +223,24 @@ impl Mode for PlainPods {
 /// `CompactInformer<Pod>`: compact inside, typed `Pod`s to handlers and index functions.
 struct CompactPods(CompactInformer<Pod>);
 
+/// The compact pod informer, its `node` and `app` index functions over `Pod`s.
+fn compact_pods(
+    source: FixtureSource<Compact<Pod>>,
+    options: InformerOptions,
+) -> CompactInformer<Pod> {
+    let indexers = Indexers::new()
+        .with_namespace_index()
+        .with("node", typed_index(node_of))
+        .with("app", typed_index(app_of));
+    CompactInformer::new(source, indexers, options)
+}
+
 impl Mode for CompactPods {
     type Stored = Compact<Pod>;
     type Handed = Pod;
     const NAME: (&'static str, &'static str) = ("Pod", "compact");
     fn build(source: FixtureSource<Compact<Pod>>, options: InformerOptions) -> Self {
-        let indexers = Indexers::new()
-            .with_namespace_index()
-            .with("node", typed_index(node_of))
-            .with("app", typed_index(app_of));
-        CompactPods(CompactInformer::new(source, indexers, options))
+        CompactPods(compact_pods(source, options))
     }
     fn informer(&self) -> &SharedIndexInformer<Compact<Pod>> {
         self.0.informer()
@@ -224,6 +250,36 @@ impl Mode for CompactPods {
         h: ResourceEventHandlerFuncs<Pod>,
     ) -> ResourceEventHandlerRegistration<Compact<Pod>> {
         self.0.add_event_handler(h).expect("add handler")
+    }
+    fn node(obj: &Pod) -> Option<&str> {
+        PlainPods::node(obj)
+    }
+    fn bump(obj: &Compact<Pod>, rv: &str) -> Compact<Pod> {
+        obj.with_resource_version(rv)
+    }
+}
+
+/// `CompactInformer<Pod>` with lazy handlers: `LazyTyped<Pod>`s, decoded when read.
+struct LazyPods(CompactInformer<Pod>);
+
+impl Mode for LazyPods {
+    type Stored = Compact<Pod>;
+    type Handed = LazyTyped<Pod>;
+    const NAME: (&'static str, &'static str) = ("LazyTyped<Pod>", "compact");
+    fn build(source: FixtureSource<Compact<Pod>>, options: InformerOptions) -> Self {
+        LazyPods(compact_pods(source, options))
+    }
+    fn informer(&self) -> &SharedIndexInformer<Compact<Pod>> {
+        self.0.informer()
+    }
+    fn add_handler(
+        &self,
+        h: ResourceEventHandlerFuncs<LazyTyped<Pod>>,
+    ) -> ResourceEventHandlerRegistration<Compact<Pod>> {
+        self.0.add_lazy_event_handler(h).expect("add handler")
+    }
+    fn node(obj: &LazyTyped<Pod>) -> Option<&str> {
+        PlainPods::node(obj)
     }
     fn bump(obj: &Compact<Pod>, rv: &str) -> Compact<Pod> {
         obj.with_resource_version(rv)
@@ -243,10 +299,15 @@ pub fn run(args: Args) {
         .enable_all()
         .build()
         .expect("tokio runtime");
-    match (args.typed, args.storage) {
-        (false, _) => rt.block_on(podsync::<Untyped>(args)),
-        (true, crate::Storage::Plain) => rt.block_on(podsync::<PlainPods>(args)),
-        (true, crate::Storage::Compact) => rt.block_on(podsync::<CompactPods>(args)),
+    match (args.typed, args.storage, args.lazy) {
+        (false, _, false) => rt.block_on(podsync::<Untyped>(args)),
+        (true, crate::Storage::Plain, false) => rt.block_on(podsync::<PlainPods>(args)),
+        (true, crate::Storage::Compact, false) => rt.block_on(podsync::<CompactPods>(args)),
+        (true, crate::Storage::Compact, true) => rt.block_on(podsync::<LazyPods>(args)),
+        _ => {
+            eprintln!("kcache-bench: --lazy needs --typed --storage compact");
+            std::process::exit(2);
+        }
     }
 }
 
@@ -271,14 +332,21 @@ async fn podsync<M: Mode>(args: Args) {
             let finish = finish.clone();
             let updates = AtomicUsize::new(0);
             let adds = Arc::new(AtomicUsize::new(0));
+            let read = args.read;
             let handler = ResourceEventHandlerFuncs::new()
                 .on_add({
                     let adds = adds.clone();
-                    move |_, _| {
+                    move |obj: &Arc<M::Handed>, _| {
+                        if read {
+                            std::hint::black_box(M::node(obj));
+                        }
                         adds.fetch_add(1, Ordering::Relaxed);
                     }
                 })
-                .on_update(move |_, _| {
+                .on_update(move |_, new: &Arc<M::Handed>| {
+                    if read {
+                        std::hint::black_box(M::node(new));
+                    }
                     if updates.fetch_add(1, Ordering::Relaxed) + 1 == finish.target
                         && finish.handlers_left.fetch_sub(1, Ordering::AcqRel) == 1
                     {
@@ -338,6 +406,7 @@ async fn podsync<M: Mode>(args: Args) {
         json!({
             "objects": n,
             "objects_as": M::NAME.0,
+            "handlers_read": args.read,
             "storage": M::NAME.1,
             "handlers": args.handlers,
             "sync_seconds": sync_seconds,

@@ -1,14 +1,16 @@
 //! `CompactInformer<K>`: an informer whose whole pipeline carries `Compact<K>` — the reflector
 //! decodes the wire straight into the shared tree, the DeltaFIFO and the cache hold it — while
-//! user code stays typed: handlers receive `Arc<K>`, `get_by_key`/`list`/`by_index` return
-//! `Arc<K>`, index functions can take `&K` ([`typed_index`]).
+//! user code stays typed: handlers receive `Arc<K>` (or, registered with
+//! `add_lazy_event_handler`, a [`LazyTyped<K>`] decoded only if read), `get_by_key`/`list`/
+//! `by_index` return `Arc<K>`, index functions can take `&K` ([`typed_index`]).
 //!
 //! Why a cache would want it: a cached object then costs its unique fields only (a realistic pod
 //! about 1.5 KB where a decoded k8s-openapi `Pod` costs about 32 KB), and a relist's new copies share
 //! every equal subtree with the cached ones, so a relist does not hold a second copy of the cache.
 //! What it costs: a typed read is a decode of `K` from the shared tree (no JSON text; time grows
 //! with the object's size), done per read, and once per object of an event for all handlers
-//! (the handlers share one typed copy, see `typed_copies`); the typed copy lives as long as the
+//! (the handlers share one typed copy, see `typed_copies`; lazy handlers that read only metadata
+//! decode nothing); the typed copy lives as long as the
 //! caller keeps it. A controller that reads its whole cache in a tight loop, or wants
 //! `Arc::ptr_eq` identity between reads, should use the plain [`SharedIndexInformer<K>`].
 //!
@@ -17,6 +19,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::marker::PhantomData;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,6 +32,7 @@ use kcache_store::{IndexValues, Indexer, Indexers};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
+use crate::lazy_typed::LazyTyped;
 use crate::typed_copies::{typed, Side, TypedCopies};
 use crate::{
     InformerError, InformerOptions, ResourceEventHandler, ResourceEventHandlerRegistration,
@@ -98,9 +102,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
         &self,
         handler: impl ResourceEventHandler<K>,
     ) -> Result<ResourceEventHandlerRegistration<Compact<K>>, InformerError> {
-        let registration = self.inner.add_event_handler(self.typed(handler))?;
-        self.copies.handler_added();
-        Ok(registration)
+        self.register::<Decoded>(handler, None)
     }
 
     /// [`SharedIndexInformer::add_event_handler_with_resync_period`] for a typed handler.
@@ -109,18 +111,46 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
         handler: impl ResourceEventHandler<K>,
         resync_period: Duration,
     ) -> Result<ResourceEventHandlerRegistration<Compact<K>>, InformerError> {
-        let registration = self
-            .inner
-            .add_event_handler_with_resync_period(self.typed(handler), resync_period)?;
-        self.copies.handler_added();
-        Ok(registration)
+        self.register::<Decoded>(handler, Some(resync_period))
     }
 
-    fn typed<H: ResourceEventHandler<K>>(&self, handler: H) -> Typed<K, H> {
-        Typed {
+    /// Adds a handler receiving [`LazyTyped<K>`]s: the object's metadata without decoding it,
+    /// and `K` (by `Deref`) decoded when first read, once for all handlers. For handlers that
+    /// mostly enqueue keys or filter on labels, this is what client-go's pointer costs.
+    pub fn add_lazy_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<LazyTyped<K>>,
+    ) -> Result<ResourceEventHandlerRegistration<Compact<K>>, InformerError> {
+        self.register::<Lazily>(handler, None)
+    }
+
+    /// [`add_lazy_event_handler`](Self::add_lazy_event_handler) with its own resync period.
+    pub fn add_lazy_event_handler_with_resync_period(
+        &self,
+        handler: impl ResourceEventHandler<LazyTyped<K>>,
+        resync_period: Duration,
+    ) -> Result<ResourceEventHandlerRegistration<Compact<K>>, InformerError> {
+        self.register::<Lazily>(handler, Some(resync_period))
+    }
+
+    fn register<M: Handing<K>>(
+        &self,
+        handler: impl ResourceEventHandler<M::Handed>,
+        resync_period: Option<Duration>,
+    ) -> Result<ResourceEventHandlerRegistration<Compact<K>>, InformerError> {
+        let typed = Typed::<K, _, M> {
             handler,
             copies: self.copies.clone(),
-        }
+            handing: PhantomData,
+        };
+        let registration = match resync_period {
+            Some(period) => self
+                .inner
+                .add_event_handler_with_resync_period(typed, period)?,
+            None => self.inner.add_event_handler(typed)?,
+        };
+        self.copies.handler_added();
+        Ok(registration)
     }
 
     /// Removes a handler.
@@ -224,41 +254,79 @@ fn typed_for_index<K: DeserializeOwned + 'static>(obj: &Compact<K>) -> Result<Rc
     Ok(typed)
 }
 
-/// A typed handler registered on the informer over `Compact<K>`: each notification's objects
-/// are materialized for it (shared with the informer's other typed handlers).
-struct Typed<K, H> {
-    handler: H,
-    copies: Arc<TypedCopies<K>>,
+/// What a handler registered through [`CompactInformer`] receives for each object of a
+/// notification: a decoded `K` ([`Decoded`]) or a [`LazyTyped<K>`] ([`Lazily`]).
+trait Handing<K>: 'static {
+    type Handed: Send + Sync + 'static;
+    fn hand(
+        copies: &TypedCopies<K>,
+        obj: &Arc<Compact<K>>,
+        side: Side,
+    ) -> Option<Arc<Self::Handed>>;
 }
 
-impl<K, H> ResourceEventHandler<Compact<K>> for Typed<K, H>
+struct Decoded;
+
+impl<K: DeserializeOwned + Send + Sync + 'static> Handing<K> for Decoded {
+    type Handed = K;
+    fn hand(copies: &TypedCopies<K>, obj: &Arc<Compact<K>>, side: Side) -> Option<Arc<K>> {
+        copies.get(obj, side)
+    }
+}
+
+struct Lazily;
+
+impl<K: DeserializeOwned + Send + Sync + 'static> Handing<K> for Lazily {
+    type Handed = LazyTyped<K>;
+    fn hand(
+        copies: &TypedCopies<K>,
+        obj: &Arc<Compact<K>>,
+        side: Side,
+    ) -> Option<Arc<LazyTyped<K>>> {
+        Some(copies.get_lazy(obj, side))
+    }
+}
+
+/// A typed handler registered on the informer over `Compact<K>`: each notification's objects
+/// are handed to it as `M` makes them (shared with the informer's other typed handlers).
+struct Typed<K, H, M> {
+    handler: H,
+    copies: Arc<TypedCopies<K>>,
+    handing: PhantomData<fn() -> M>,
+}
+
+impl<K, H, M> ResourceEventHandler<Compact<K>> for Typed<K, H, M>
 where
     K: DeserializeOwned + Send + Sync + 'static,
-    H: ResourceEventHandler<K>,
+    M: Handing<K>,
+    H: ResourceEventHandler<M::Handed>,
 {
     fn on_add(&self, obj: &Arc<Compact<K>>, is_in_initial_list: bool) {
-        if let Some(obj) = self.copies.get(obj, Side::New) {
+        if let Some(obj) = M::hand(&self.copies, obj, Side::New) {
             self.handler.on_add(&obj, is_in_initial_list);
         }
     }
 
     fn on_update(&self, old: &Arc<Compact<K>>, new: &Arc<Compact<K>>) {
-        let old = self.copies.get(old, Side::Old);
-        if let (Some(old), Some(new)) = (old, self.copies.get(new, Side::New)) {
+        let old = M::hand(&self.copies, old, Side::Old);
+        if let (Some(old), Some(new)) = (old, M::hand(&self.copies, new, Side::New)) {
             self.handler.on_update(&old, &new);
         }
     }
 
     fn on_delete(&self, obj: &DeletedObject<Compact<K>>) {
         let deleted = match obj {
-            DeletedObject::Object(o) => match self.copies.get(o, Side::Old) {
+            DeletedObject::Object(o) => match M::hand(&self.copies, o, Side::Old) {
                 Some(o) => DeletedObject::Object(o),
                 None => return,
             },
             DeletedObject::Tombstone(t) => {
                 DeletedObject::Tombstone(Box::new(DeletedFinalStateUnknown {
                     key: t.key.clone(),
-                    obj: t.obj.as_ref().and_then(|o| self.copies.get(o, Side::Old)),
+                    obj: t
+                        .obj
+                        .as_ref()
+                        .and_then(|o| M::hand(&self.copies, o, Side::Old)),
                 }))
             }
         };

@@ -8,6 +8,7 @@ mod factory;
 mod handler;
 mod informer;
 mod latency;
+mod lazy_typed;
 mod listener;
 #[cfg(feature = "transport")]
 mod metadata_informer;
@@ -31,6 +32,7 @@ pub use handler::{
 pub use informer::{HandlerStats, InformerStats, SharedIndexInformer, MINIMUM_RESYNC_PERIOD};
 pub use kcache_delta_fifo::FifoMode;
 pub use latency::{HandlerLatency, LATENCY_BUCKETS};
+pub use lazy_typed::LazyTyped;
 pub use listener::OverflowPolicy;
 #[cfg(feature = "prometheus")]
 pub use metrics::InformerCollector;

@@ -1,6 +1,8 @@
 //! Typed copies of the objects being delivered, shared by a compact informer's typed handlers:
-//! the first handler to reach a notification decodes `K` from the shared tree, the others take
-//! the same `Arc<K>`, so an event costs one decode per object it carries, not one per handler.
+//! the first handler to reach a notification makes its objects' [`LazyTyped`] handles, the others
+//! take the same handles, so an event costs at most one decode per object it carries, not one
+//! per handler. A typed handler decodes at once (under the cell's lock, so the others wait for
+//! its copy rather than decode their own); a lazy handler only when it reads `K`.
 //!
 //! The copies hang off the notification's batch ([`Batch::shared`]): one cell per object of
 //! each notification, found through the notification the delivery thread is running
@@ -9,7 +11,7 @@
 //! A batch only one handler gets (a late handler's initial adds) shares nothing.
 //! Handlers run apart in time (each drains its own buffer), so copies made by the first handler
 //! wait for the last: at most [`KEPT`] copies per informer are kept at once; past that the
-//! oldest is let go (a handler that far behind decodes its own), so the copies kept are the
+//! oldest is let go (a handler that far behind makes its own), so the copies kept are the
 //! ones most handlers are still to take. With one handler nothing is kept.
 
 use std::collections::VecDeque;
@@ -20,6 +22,7 @@ use kcache_compact::Compact;
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
+use crate::lazy_typed::LazyTyped;
 use crate::notification::{delivering_note, Batch};
 
 /// The most typed copies an informer keeps waiting for its other handlers (a few batches).
@@ -58,8 +61,11 @@ struct Cells<K> {
 enum Cell<K> {
     /// Nobody has shared a copy yet.
     Empty,
-    /// A copy, and how many handlers are yet to take it.
-    Kept { copy: Arc<K>, left: usize },
+    /// A copy (decoded or not yet), and how many handlers are yet to take it.
+    Kept {
+        copy: Arc<LazyTyped<K>>,
+        left: usize,
+    },
     /// Every handler expected has taken it, or it was let go to keep others.
     Taken,
 }
@@ -102,17 +108,36 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
     /// The typed copy of `obj`, the `side` object of the notification being delivered (shared
     /// with the other handlers); `None`, logged, only if `K`'s decoding is not deterministic.
     pub(crate) fn get(&self, obj: &Arc<Compact<K>>, side: Side) -> Option<Arc<K>> {
+        decoded(&self.handle(obj, side, true))
+    }
+
+    /// The lazy handle of `obj`, the `side` object of the notification being delivered (shared
+    /// with the other handlers, decoded or not).
+    pub(crate) fn get_lazy(&self, obj: &Arc<Compact<K>>, side: Side) -> Arc<LazyTyped<K>> {
+        self.handle(obj, side, false)
+    }
+
+    /// The shared handle of `obj`; with `decode`, decoded before the others may take it.
+    fn handle(&self, obj: &Arc<Compact<K>>, side: Side, decode: bool) -> Arc<LazyTyped<K>> {
+        let fresh = || {
+            let copy = Arc::new(LazyTyped::new(obj.clone()));
+            if decode {
+                // An error is logged where the caller asks for the copy.
+                let _ = copy.try_typed();
+            }
+            copy
+        };
         let handlers = self.handlers.load(Ordering::Relaxed);
         if handlers <= 1 {
-            return typed(obj);
+            return fresh();
         }
         let Some((batch, index)) = delivering_note::<Compact<K>>() else {
-            return typed(obj);
+            return fresh();
         };
         let Some(cells) = self.cells(&batch) else {
-            return typed(obj);
+            return fresh();
         };
-        // Held while the first handler decodes, so the others wait for its copy instead of
+        // Held while a typed handler decodes, so the others wait for its copy instead of
         // decoding their own.
         let mut cell = cells.cells[index][side as usize].lock();
         match &mut *cell {
@@ -122,14 +147,17 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
                 if *left == 0 {
                     cell.let_go(&cells.kept);
                 }
-                Some(copy)
+                if decode {
+                    let _ = copy.try_typed();
+                }
+                copy
             }
             Cell::Taken => {
                 drop(cell);
-                typed(obj)
+                fresh()
             }
             Cell::Empty => {
-                let copy = typed(obj)?;
+                let copy = fresh();
                 *cell = Cell::Kept {
                     copy: copy.clone(),
                     left: handlers - 1,
@@ -141,7 +169,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
                     index,
                     side,
                 });
-                Some(copy)
+                copy
             }
         }
     }
@@ -191,13 +219,18 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
 /// A fresh typed copy of a cached object; `None` (logged) only if `K`'s decoding is not
 /// deterministic, as every `Compact<K>` was checked to decode when it was built.
 pub(crate) fn typed<K: DeserializeOwned>(obj: &Compact<K>) -> Option<Arc<K>> {
-    match obj.to_typed() {
-        Ok(k) => Some(Arc::new(k)),
-        Err(e) => {
-            tracing::error!("cached object does not decode any more: {e}");
-            None
-        }
-    }
+    logged(obj.to_typed()).map(Arc::new)
+}
+
+/// The handle's typed copy, decoding it if no holder has; `None`, logged, as [`typed`].
+fn decoded<K: DeserializeOwned>(copy: &LazyTyped<K>) -> Option<Arc<K>> {
+    logged(copy.try_typed().cloned())
+}
+
+fn logged<T>(decoded: Result<T, kcache_core::Error>) -> Option<T> {
+    decoded
+        .inspect_err(|e| tracing::error!("cached object does not decode any more: {e}"))
+        .ok()
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_compact::Compact;
 use kcache_core::{Error, ListParams, ListerWatcher, Object, ObjectList, WatchParams, WatchStream};
 use kcache_informer::{
-    typed_index, CompactInformer, FactoryOptions, InformerOptions, ResourceEventHandlerFuncs,
-    SharedIndexInformer, SharedInformerFactory,
+    typed_index, CompactInformer, FactoryOptions, InformerOptions, LazyTyped,
+    ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
 };
 use kcache_reflector::WatchListMode;
 use kcache_store::{IndexValues, Indexers};
@@ -335,5 +335,63 @@ async fn typed_handlers_share_each_notifications_copy() {
         for (mine, theirs) in first.iter().zip(other.lock().iter()) {
             assert!(Arc::ptr_eq(mine, theirs), "{} decoded twice", mine.name());
         }
+    }
+}
+
+/// Lazy handlers get one `LazyTyped` per notification's object, shared with every other handler
+/// of the informer: reading its metadata decodes nothing, and when a typed handler is registered
+/// too, its decoded copy is the one the lazy handles give.
+#[tokio::test]
+async fn lazy_handlers_share_one_handle_decoded_only_when_read() {
+    for with_typed in [false, true] {
+        let (source, _errors) = script();
+        let informer = CompactInformer::<ConfigMap>::new(source, Indexers::new(), options());
+        type Got = Arc<Mutex<Vec<Arc<LazyTyped<ConfigMap>>>>>;
+        let got: Vec<Got> = (0..2).map(|_| Got::default()).collect();
+        for g in &got {
+            let (a, u) = (g.clone(), g.clone());
+            let handler = ResourceEventHandlerFuncs::new()
+                .on_add(move |o: &Arc<LazyTyped<ConfigMap>>, _| {
+                    assert_eq!(o.namespace(), Some("ns"));
+                    a.lock().push(o.clone())
+                })
+                .on_update(move |_, n: &Arc<LazyTyped<ConfigMap>>| u.lock().push(n.clone()));
+            informer.add_lazy_event_handler(handler).unwrap();
+        }
+        let decoded: Arc<Mutex<Vec<Arc<ConfigMap>>>> = Arc::default();
+        if with_typed {
+            let (a, u) = (decoded.clone(), decoded.clone());
+            let handler = ResourceEventHandlerFuncs::new()
+                .on_add(move |o: &Arc<ConfigMap>, _| a.lock().push(o.clone()))
+                .on_update(move |_, n: &Arc<ConfigMap>| u.lock().push(n.clone()));
+            informer.add_event_handler(handler).unwrap();
+        }
+        let cancel = CancellationToken::new();
+        let run = tokio::spawn({
+            let (i, c) = (informer.clone(), cancel.clone());
+            async move { i.run(c).await }
+        });
+        let len = |g: &Got| g.lock().len();
+        wait_for(|| {
+            let typed_done = !with_typed || decoded.lock().len() == 3;
+            (got.iter().all(|g| len(g) == 3) && typed_done).then_some(())
+        })
+        .await;
+        cancel.cancel();
+        run.await.unwrap().unwrap();
+        let (first, second) = (got[0].lock(), got[1].lock());
+        let names: Vec<_> = first.iter().map(|o| o.name().to_string()).collect();
+        assert_eq!(names, ["a", "a", "b"]);
+        for (i, (mine, theirs)) in first.iter().zip(second.iter()).enumerate() {
+            assert!(Arc::ptr_eq(mine, theirs), "notification {i}: two handles");
+            assert_eq!(mine.is_decoded(), with_typed, "notification {i}");
+            if with_typed {
+                assert!(Arc::ptr_eq(&mine.typed(), &decoded.lock()[i]));
+            }
+        }
+        // The first read decodes, for both handlers' handle.
+        assert_eq!(first[1].data.as_ref().unwrap()["k"], "v2");
+        assert!(second[1].is_decoded());
+        assert_eq!(*first[2].typed(), first[2].compact().to_typed().unwrap());
     }
 }
