@@ -26,14 +26,14 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::delivery_pool::DeliveryPool;
+use crate::delivery_pool::{DeliveryPool, Lingering};
 use crate::handler::ResourceEventHandler;
 use crate::latency::LatencyHistogram;
 use crate::notification::{set_delivering_batch, set_delivering_index, Batch, Notification};
@@ -113,6 +113,10 @@ struct Buffer<K> {
     scheduled: bool,
     /// Whether the delivery job waits on `more` for notifications (see [`LINGER`]).
     lingering: bool,
+    /// Whether the pool lists this listener as one that may be lingering.
+    listed: bool,
+    /// Whether the pool released the lingering job to take its thread.
+    released: bool,
 }
 
 /// How long a delivery job whose buffer ran empty waits for more before it gives its pool
@@ -121,6 +125,21 @@ struct Buffer<K> {
 /// variable as a dedicated thread would be, instead of handing the thread back and asking the
 /// pool for one on every wake; an idle handler holds none for longer than this.
 const LINGER: Duration = Duration::from_millis(5);
+
+/// The pool releases a lingering delivery job by waking it; the job sees it was released
+/// when it ends its linger.
+impl<K: Send + Sync + 'static> Lingering for Listener<K> {
+    fn release(&self) -> bool {
+        let mut buf = self.buffer.lock();
+        buf.listed = false;
+        if buf.lingering && !buf.released {
+            buf.released = true;
+            self.more.notify_one();
+            return true;
+        }
+        false
+    }
+}
 
 /// Resync bookkeeping (client-go's requestedResyncPeriod / resyncPeriod / nextResync).
 pub(crate) struct Resync {
@@ -178,6 +197,8 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 started: false,
                 scheduled: false,
                 lingering: false,
+                listed: false,
+                released: false,
             }),
             resync: Mutex::new(resync),
             syncing: AtomicBool::new(true),
@@ -310,20 +331,34 @@ impl<K: Send + Sync + 'static> Listener<K> {
         }
     }
 
-    /// The delivery job: delivers until the buffer has stayed empty for [`LINGER`] or the
-    /// listener is closed.
-    fn drain(&self) {
+    /// The delivery job: delivers until the buffer has stayed empty for [`LINGER`], the pool
+    /// wants the thread of the lingering job for another, or the listener is closed.
+    fn drain(self: &Arc<Self>) {
         // The buffer and this queue swap places each round, so both keep their capacity while
         // the job runs.
         let mut pieces = VecDeque::new();
-        DELIVERING.set(self as *const Self as usize);
+        DELIVERING.set(Arc::as_ptr(self) as usize);
         loop {
             {
                 let mut buf = self.buffer.lock();
                 if buf.len == 0 && !buf.closed {
                     buf.lingering = true;
+                    if !buf.listed {
+                        buf.listed = true;
+                        self.pool
+                            .linger_start(Arc::downgrade(self) as Weak<dyn Lingering>);
+                    }
                     self.more.wait_for(&mut buf, LINGER);
                     buf.lingering = false;
+                    if std::mem::take(&mut buf.released) && buf.len > 0 && !buf.closed {
+                        // Released for another handler's job with notifications come
+                        // meanwhile: delivery stays scheduled, on the pool's next thread.
+                        drop(buf);
+                        DELIVERING.set(0);
+                        let job = self.clone();
+                        self.pool.spawn(Box::new(move || job.drain()));
+                        return;
+                    }
                 }
                 if buf.len == 0 || buf.closed {
                     buf.scheduled = false;
