@@ -306,20 +306,25 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
     factory.shutdown().await;
 }
 
+/// What a [`collecting`] handler got: every add's object and every update's new object.
+type Got<T> = Arc<Mutex<Vec<Arc<T>>>>;
+
+fn collecting<T: Send + Sync + 'static>(got: &Got<T>) -> ResourceEventHandlerFuncs<T> {
+    let (a, u) = (got.clone(), got.clone());
+    ResourceEventHandlerFuncs::new()
+        .on_add(move |o: &Arc<T>, _| a.lock().push(o.clone()))
+        .on_update(move |_, n: &Arc<T>| u.lock().push(n.clone()))
+}
+
 /// Typed handlers of a compact informer share one decoded copy of each notification's object:
 /// three handlers see the very same `Arc<ConfigMap>` for every add and update.
 #[tokio::test]
 async fn typed_handlers_share_each_notifications_copy() {
     let (source, _errors) = script();
     let informer = CompactInformer::<ConfigMap>::new(source, Indexers::new(), options());
-    type Got = Arc<Mutex<Vec<Arc<ConfigMap>>>>;
-    let got: Vec<Got> = (0..3).map(|_| Got::default()).collect();
+    let got: Vec<Got<ConfigMap>> = (0..3).map(|_| Got::default()).collect();
     for g in &got {
-        let (a, u) = (g.clone(), g.clone());
-        let handler = ResourceEventHandlerFuncs::new()
-            .on_add(move |o: &Arc<ConfigMap>, _| a.lock().push(o.clone()))
-            .on_update(move |_, n: &Arc<ConfigMap>| u.lock().push(n.clone()));
-        informer.add_event_handler(handler).unwrap();
+        informer.add_event_handler(collecting(g)).unwrap();
     }
     let cancel = CancellationToken::new();
     let run = tokio::spawn({
@@ -346,32 +351,20 @@ async fn lazy_handlers_share_one_handle_decoded_only_when_read() {
     for with_typed in [false, true] {
         let (source, _errors) = script();
         let informer = CompactInformer::<ConfigMap>::new(source, Indexers::new(), options());
-        type Got = Arc<Mutex<Vec<Arc<LazyTyped<ConfigMap>>>>>;
-        let got: Vec<Got> = (0..2).map(|_| Got::default()).collect();
+        let got: Vec<Got<LazyTyped<ConfigMap>>> = (0..2).map(|_| Got::default()).collect();
         for g in &got {
-            let (a, u) = (g.clone(), g.clone());
-            let handler = ResourceEventHandlerFuncs::new()
-                .on_add(move |o: &Arc<LazyTyped<ConfigMap>>, _| {
-                    assert_eq!(o.namespace(), Some("ns"));
-                    a.lock().push(o.clone())
-                })
-                .on_update(move |_, n: &Arc<LazyTyped<ConfigMap>>| u.lock().push(n.clone()));
-            informer.add_lazy_event_handler(handler).unwrap();
+            informer.add_lazy_event_handler(collecting(g)).unwrap();
         }
-        let decoded: Arc<Mutex<Vec<Arc<ConfigMap>>>> = Arc::default();
+        let decoded = Got::<ConfigMap>::default();
         if with_typed {
-            let (a, u) = (decoded.clone(), decoded.clone());
-            let handler = ResourceEventHandlerFuncs::new()
-                .on_add(move |o: &Arc<ConfigMap>, _| a.lock().push(o.clone()))
-                .on_update(move |_, n: &Arc<ConfigMap>| u.lock().push(n.clone()));
-            informer.add_event_handler(handler).unwrap();
+            informer.add_event_handler(collecting(&decoded)).unwrap();
         }
         let cancel = CancellationToken::new();
         let run = tokio::spawn({
             let (i, c) = (informer.clone(), cancel.clone());
             async move { i.run(c).await }
         });
-        let len = |g: &Got| g.lock().len();
+        let len = |g: &Got<_>| g.lock().len();
         wait_for(|| {
             let typed_done = !with_typed || decoded.lock().len() == 3;
             (got.iter().all(|g| len(g) == 3) && typed_done).then_some(())
@@ -380,8 +373,11 @@ async fn lazy_handlers_share_one_handle_decoded_only_when_read() {
         cancel.cancel();
         run.await.unwrap().unwrap();
         let (first, second) = (got[0].lock(), got[1].lock());
-        let names: Vec<_> = first.iter().map(|o| o.name().to_string()).collect();
-        assert_eq!(names, ["a", "a", "b"]);
+        let names: Vec<_> = first.iter().map(|o| (o.namespace(), o.name())).collect();
+        assert_eq!(
+            names,
+            [(Some("ns"), "a"), (Some("ns"), "a"), (Some("ns"), "b")]
+        );
         for (i, (mine, theirs)) in first.iter().zip(second.iter()).enumerate() {
             assert!(Arc::ptr_eq(mine, theirs), "notification {i}: two handles");
             assert_eq!(mine.is_decoded(), with_typed, "notification {i}");
