@@ -19,6 +19,17 @@ pub(crate) static HASHER: LazyLock<RandomState> = LazyLock::new(RandomState::new
 /// Shards keep threads that decode at the same time off each other's locks.
 const SHARD_BITS: u32 = 6;
 
+/// Where in the hash the shard comes from: bits no table uses. hashbrown takes a bucket from the
+/// low bits and each entry's 7-bit tag (what a probe compares before calling `eq`) from the top
+/// 7; a shard from the top bits would leave entries of one shard one bit of tag between them, so
+/// a look-up would upgrade and compare about half of every probed group.
+const SHARD_SHIFT: u32 = 40;
+
+/// The shard of a value with this hash.
+fn shard_of(hash: u64) -> usize {
+    (hash >> SHARD_SHIFT) as usize & ((1 << SHARD_BITS) - 1)
+}
+
 /// Maps a value to its one live `Arc`. Entries are weak: the table never keeps a value alive.
 /// Entries of dropped values are pruned whenever a shard is about to grow, so a shard holds at
 /// most about twice as many entries as it has live values (plus the dropped values' freed-but-not-
@@ -55,7 +66,7 @@ impl<T: ?Sized> Interner<T> {
         eq: impl Fn(&T, &V) -> bool,
         make: impl FnOnce(V) -> Arc<T>,
     ) -> Arc<T> {
-        let mut table = self.shards[(hash >> (64 - SHARD_BITS)) as usize].lock();
+        let mut table = self.shards[shard_of(hash)].lock();
         let mut hit = None;
         table.find(hash, |weak| match weak.upgrade() {
             Some(live) if eq(&live, &value) => {
@@ -99,6 +110,18 @@ mod tests {
 
     fn intern_str(t: &Interner<str>, s: &str) -> Arc<str> {
         t.intern(hash_str(s), s, |x, s| x == *s, Arc::from)
+    }
+
+    #[test]
+    fn one_shards_values_spread_over_every_tag() {
+        // hashbrown compares a 7-bit tag from the hash's top bits before calling `eq`: the
+        // values of one shard must keep all 128 tags, or a look-up compares most of a group.
+        let tags: std::collections::HashSet<u64> = (0..400_000u64)
+            .map(|i| HASHER.hash_one(i))
+            .filter(|&h| shard_of(h) == 0)
+            .map(|h| h >> 57)
+            .collect();
+        assert_eq!(tags.len(), 128);
     }
 
     #[test]
