@@ -151,9 +151,22 @@ async fn partial_object_metadata_for_get_list_patch_and_watch() {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|e| !made_by_cluster(&e["object"]))
         .collect();
-    assert_eq!(events.len(), 2, "{events:?}");
+    // A watch without a resourceVersion starts with the current state as ADDEDs. A real API
+    // server serves that state from its watch cache, which may not have the patch above yet:
+    // it then follows as a MODIFIED.
+    assert!(events.len() >= 2, "{events:?}");
+    let (added, later) = events.split_at(2);
+    for e in added {
+        assert_eq!(e["type"], "ADDED", "{events:?}");
+    }
+    let most = if c.is_real() { 1 } else { 0 };
+    assert!(later.len() <= most, "{events:?}");
+    for e in later {
+        assert_eq!(e["type"], "MODIFIED", "{events:?}");
+        assert_eq!(e["object"]["metadata"]["name"], "a");
+        assert_eq!(e["object"]["metadata"]["labels"]["patched"], "yes");
+    }
     for e in &events {
-        assert_eq!(e["type"], "ADDED");
         assert_eq!(e["object"]["kind"], "PartialObjectMetadata");
         assert!(e["object"].get("data").is_none(), "{e}");
     }
