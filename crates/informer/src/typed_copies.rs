@@ -117,16 +117,10 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
         self.handle(obj, side, false)
     }
 
-    /// The shared handle of `obj`; with `decode`, decoded before the others may take it.
+    /// The shared handle of `obj`; with `decode`, a copy kept for the other handlers is decoded
+    /// before they may take it (a handle nobody shares is decoded by the caller, [`decoded`]).
     fn handle(&self, obj: &Arc<Compact<K>>, side: Side, decode: bool) -> Arc<LazyTyped<K>> {
-        let fresh = || {
-            let copy = Arc::new(LazyTyped::new(obj.clone()));
-            if decode {
-                // An error is logged where the caller asks for the copy.
-                let _ = copy.try_typed();
-            }
-            copy
-        };
+        let fresh = || Arc::new(LazyTyped::new(obj.clone()));
         let handlers = self.handlers.load(Ordering::Relaxed);
         if handlers <= 1 {
             return fresh();
@@ -137,24 +131,19 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
         let Some(cells) = self.cells(&batch) else {
             return fresh();
         };
-        // Held while a typed handler decodes, so the others wait for its copy instead of
-        // decoding their own.
         let mut cell = cells.cells[index][side as usize].lock();
-        match &mut *cell {
+        let (copy, newly_kept) = match &mut *cell {
             Cell::Kept { copy, left } => {
                 let copy = copy.clone();
                 *left -= 1;
                 if *left == 0 {
                     cell.let_go(&cells.kept);
                 }
-                if decode {
-                    let _ = copy.try_typed();
-                }
-                copy
+                (copy, false)
             }
             Cell::Taken => {
                 drop(cell);
-                fresh()
+                return fresh();
             }
             Cell::Empty => {
                 let copy = fresh();
@@ -163,15 +152,23 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
                     left: handlers - 1,
                 };
                 cells.kept.fetch_add(1, Ordering::Relaxed);
-                drop(cell);
-                self.kept_in(Kept {
-                    batch: Arc::downgrade(&batch),
-                    index,
-                    side,
-                });
-                copy
+                (copy, true)
             }
+        };
+        if decode {
+            // Under the cell's lock, so the other typed handlers wait for this copy instead of
+            // decoding their own. An error is logged where the caller asks for the copy.
+            let _ = copy.try_typed();
         }
+        drop(cell);
+        if newly_kept {
+            self.kept_in(Kept {
+                batch: Arc::downgrade(&batch),
+                index,
+                side,
+            });
+        }
+        copy
     }
 
     /// Records a kept copy, and lets the oldest go while more than [`KEPT`] are kept. Never
