@@ -10,7 +10,8 @@
 //! `--typed` runs the same with k8s-openapi `Pod`s: handlers receive `Pod`s and the `node` and
 //! `app` index functions take `Pod`s. `--storage compact` (the default) is kcache-informer's
 //! `CompactInformer<Pod>` (the pipeline carries `Compact<Pod>`, each handler gets a `Pod`
-//! decoded from the shared tree); `--lazy` gives the same informer's handlers `LazyTyped<Pod>`s
+//! decoded from the shared tree; the index functions are registered with the `same_at` check
+//! of the paths they read, so an update leaving those calls neither); `--lazy` gives the same informer's handlers `LazyTyped<Pod>`s
 //! (decoded when read, once for all handlers); `--storage plain` is a `SharedIndexInformer<Pod>`.
 //! The report names the mode in `objects_as` and `storage`. `--read` makes every handler read
 //! each object's `spec.nodeName` (in every mode), which a lazy handler pays a decode for.
@@ -27,7 +28,7 @@ use kcache_core::{
     Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent, WatchParams, WatchStream,
 };
 use kcache_informer::{
-    typed_index, CompactInformer, InformerOptions, LazyTyped, ResourceEventHandlerFuncs,
+    same_at, typed_index, CompactInformer, InformerOptions, LazyTyped, ResourceEventHandlerFuncs,
     ResourceEventHandlerRegistration, SharedIndexInformer,
 };
 use kcache_reflector::WatchListMode;
@@ -230,8 +231,16 @@ fn compact_pods(
 ) -> CompactInformer<Pod> {
     let indexers = Indexers::new()
         .with_namespace_index()
-        .with("node", typed_index(node_of))
-        .with("app", typed_index(app_of));
+        .with_reuse(
+            "node",
+            typed_index(node_of),
+            same_at(&[&["spec", "nodeName"]]),
+        )
+        .with_reuse(
+            "app",
+            typed_index(app_of),
+            same_at(&[&["metadata", "labels", "app"]]),
+        );
     CompactInformer::new(source, indexers, options)
 }
 

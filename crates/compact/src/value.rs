@@ -188,11 +188,13 @@ impl CompactValue {
 
     /// The value at a path of object keys (array items by decimal index), e.g.
     /// `["spec", "containers", "0", "image"]`.
-    pub fn pointer(&self, path: &[&str]) -> Option<&CompactValue> {
-        path.iter().try_fold(self, |v, seg| match v {
-            CompactValue::Array(a) => a.get(seg.parse::<usize>().ok()?),
-            _ => v.get(seg),
-        })
+    pub fn pointer<S: AsRef<str>>(&self, path: &[S]) -> Option<&CompactValue> {
+        path.iter()
+            .map(AsRef::as_ref)
+            .try_fold(self, |v, seg| match v {
+                CompactValue::Array(a) => a.get(seg.parse::<usize>().ok()?),
+                _ => v.get(seg),
+            })
     }
 
     /// This object with `key` set to `value` (added or replaced), interned; anything that is

@@ -2,7 +2,7 @@
 //! decodes the wire straight into the shared tree, the DeltaFIFO and the cache hold it — while
 //! user code stays typed: handlers receive `Arc<K>` (or, registered with
 //! `add_lazy_event_handler`, a [`LazyTyped<K>`] decoded only if read), `get_by_key`/`list`/
-//! `by_index` return `Arc<K>`, index functions can take `&K` ([`typed_index`]).
+//! `by_index` return `Arc<K>`, index functions can take `&K` ([`typed_index`](crate::typed_index)).
 //!
 //! Why a cache would want it: a cached object then costs its unique fields only (a realistic pod
 //! about 1.5 KB where a decoded k8s-openapi `Pod` costs about 32 KB), and a relist's new copies share
@@ -17,18 +17,13 @@
 //! Objects that do not decode as `K` never enter the pipeline: decoding `Compact<K>` checks them,
 //! so the reflector skips such an event with an error naming the object, as it does in plain mode.
 
-use std::any::Any;
-use std::cell::RefCell;
 use std::marker::PhantomData;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_compact::{Compact, CompactObject};
-use kcache_core::{
-    BoxError, DeletedFinalStateUnknown, DeletedObject, Error, ListerWatcher, StoreError,
-};
-use kcache_store::{IndexValues, Indexer, Indexers};
+use kcache_compact::Compact;
+use kcache_core::{DeletedFinalStateUnknown, DeletedObject, ListerWatcher, StoreError};
+use kcache_store::{Indexer, Indexers};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
@@ -164,7 +159,8 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
         self.inner.remove_event_handler(registration)
     }
 
-    /// Adds indexes (see [`typed_index`] for index functions over `&K`).
+    /// Adds indexes (see [`typed_index`](crate::typed_index) for index functions over `&K`, and
+    /// [`same_at`](crate::same_at) to spare them on updates that leave their inputs).
     pub fn add_indexers(&self, indexers: Indexers<Compact<K>>) -> Result<(), InformerError> {
         self.inner.add_indexers(indexers)
     }
@@ -214,44 +210,6 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
     pub async fn run(&self, cancel: CancellationToken) -> Result<(), InformerError> {
         self.inner.run(cancel).await
     }
-}
-
-/// An index function over `&K` as one over `Compact<K>`: it materializes `K` for each write
-/// (once for all the typed index functions of one write: the last object decoded on the
-/// writing thread is reused), so prefer an index function reading the tree (`Compact::get`,
-/// `Object`'s metadata) where the values are at a known path.
-pub fn typed_index<K, F>(
-    f: F,
-) -> impl for<'a> Fn(&'a Compact<K>) -> Result<IndexValues<'a>, BoxError> + Send + Sync + 'static
-where
-    K: DeserializeOwned + 'static,
-    F: for<'a> Fn(&'a K) -> Result<IndexValues<'a>, BoxError> + Send + Sync + 'static,
-{
-    move |obj: &Compact<K>| {
-        let typed = typed_for_index(obj)?;
-        f(&typed).map(IndexValues::into_owned)
-    }
-}
-
-thread_local! {
-    /// The last object the typed index functions decoded on this thread, with its tree (kept so
-    /// the tree's address cannot be reused meanwhile): the indexer runs every index function
-    /// of a write back to back on one thread.
-    static LAST_INDEXED: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
-}
-
-/// `obj` as `K`, decoded once for consecutive calls with the same tree.
-fn typed_for_index<K: DeserializeOwned + 'static>(obj: &Compact<K>) -> Result<Rc<K>, Error> {
-    let reused = LAST_INDEXED.with_borrow(|last| {
-        let (tree, typed) = last.as_ref()?.downcast_ref::<(CompactObject, Rc<K>)>()?;
-        tree.same_tree(obj.object()).then(|| typed.clone())
-    });
-    if let Some(typed) = reused {
-        return Ok(typed);
-    }
-    let typed = Rc::new(obj.to_typed()?);
-    LAST_INDEXED.set(Some(Box::new((obj.object().clone(), typed.clone()))));
-    Ok(typed)
 }
 
 /// What a handler registered through [`CompactInformer`] receives for each object of a
@@ -331,63 +289,5 @@ where
             }
         };
         self.handler.on_delete(&deleted);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use serde::Deserialize;
-
-    use super::*;
-
-    static DECODES: AtomicUsize = AtomicUsize::new(0);
-
-    /// An object that counts its decodes.
-    struct Counted {
-        name: String,
-    }
-
-    impl<'de> Deserialize<'de> for Counted {
-        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            #[derive(Deserialize)]
-            struct Meta {
-                name: String,
-            }
-            #[derive(Deserialize)]
-            struct Raw {
-                metadata: Meta,
-            }
-            DECODES.fetch_add(1, Ordering::Relaxed);
-            Ok(Counted {
-                name: Raw::deserialize(d)?.metadata.name,
-            })
-        }
-    }
-
-    fn counted(name: &str) -> Compact<Counted> {
-        serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap()
-    }
-
-    #[test]
-    fn the_typed_index_functions_of_one_write_decode_it_once() {
-        let (a, b) = (counted("a"), counted("b"));
-        let by_name = typed_index(|c: &Counted| Ok(IndexValues::one(c.name.as_str())));
-        let by_len = typed_index(|c: &Counted| Ok(IndexValues::one(c.name.len().to_string())));
-        let before = DECODES.load(Ordering::Relaxed);
-        let write = |o: &Compact<Counted>| {
-            let name = by_name(o).unwrap().into_owned();
-            let len = by_len(o).unwrap().into_owned();
-            (format!("{name:?}"), format!("{len:?}"))
-        };
-        assert_eq!(write(&a), write(&a));
-        assert!(write(&b).0.contains('b'));
-        assert!(write(&a).0.contains('a'));
-        assert_eq!(
-            DECODES.load(Ordering::Relaxed) - before,
-            3,
-            "a, then b, then a again"
-        );
     }
 }

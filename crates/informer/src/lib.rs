@@ -22,8 +22,9 @@ mod resource_version;
 mod sync_signal;
 pub mod testing;
 mod typed_copies;
+mod typed_index;
 
-pub use compact_informer::{typed_index, CompactInformer};
+pub use compact_informer::CompactInformer;
 pub use error::InformerError;
 pub use factory::{FactoryOptions, SharedInformerFactory};
 pub use handler::{
@@ -40,3 +41,4 @@ pub use metrics::StatsSource;
 pub use options::InformerOptions;
 pub use registration::ResourceEventHandlerRegistration;
 pub use resource_version::{CacheResourceVersion, WaitForResourceVersionError};
+pub use typed_index::{same_at, typed_index};

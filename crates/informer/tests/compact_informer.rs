@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_compact::Compact;
 use kcache_core::{Error, ListParams, ListerWatcher, Object, ObjectList, WatchParams, WatchStream};
 use kcache_informer::{
-    typed_index, CompactInformer, FactoryOptions, InformerOptions, LazyTyped,
+    same_at, typed_index, CompactInformer, FactoryOptions, InformerOptions, LazyTyped,
     ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
 };
 use kcache_reflector::WatchListMode;
@@ -158,7 +158,7 @@ async fn run_compact() -> (
     });
     let informer = CompactInformer::<ConfigMap>::new(
         source,
-        Indexers::new().with("key", by_first_key),
+        Indexers::new().with_reuse("key", by_first_key, same_at(&[&["data"]])),
         options(),
     );
     let seen = Seen::default();

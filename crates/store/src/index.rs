@@ -118,6 +118,7 @@ impl<K> Index<K> {
 
     /// Adds `member` under each of `new`'s values and returns the stored form of those values.
     pub(crate) fn insert(&mut self, member: &Member, new: &IndexValues<'_>) -> Values {
+        debug_assert!(!new.is_kept(), "a new object has no values to keep");
         if let Some(v) = single(new) {
             return Values::One(self.join(v, member.clone()));
         }
@@ -175,8 +176,8 @@ impl<K> Index<K> {
     }
 
     /// Moves the object with stored key `key` (hashed `hash`) from `old`'s values to `new`'s.
-    /// When they are the same (the usual update) the sets stay as they are; only the objects
-    /// they keep for reads are dropped.
+    /// When they are the same (the usual update) or `new` is [`IndexValues::kept`] the sets
+    /// stay as they are; only the objects they keep for reads are dropped.
     pub(crate) fn update(
         &mut self,
         key: &ObjectKey,
@@ -184,7 +185,7 @@ impl<K> Index<K> {
         old: &mut Values,
         new: &IndexValues<'_>,
     ) {
-        if self.same(old, new) {
+        if new.is_kept() || self.same(old, new) {
             for &id in old.as_slice() {
                 self.changed(id);
             }

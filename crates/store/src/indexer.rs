@@ -139,12 +139,16 @@ impl<K: Object> Indexer<K> {
             }
         }
         self.write(
-            |indexers| {
+            |st| {
+                let indexers = &st.indexers;
                 // Every object's values in one buffer, `indexers.len()` per object.
                 let mut values = Vec::with_capacity(objs.len() * indexers.len());
                 for (r, (key, _)) in runs.iter().enumerate() {
-                    for i in run_range(&runs, r, objs.len()) {
-                        indexers.compute_into(key.as_str(), obj(i), &mut values)?;
+                    let range = run_range(&runs, r, objs.len());
+                    let mut old = st.replaced(key.as_str());
+                    for i in range {
+                        indexers.compute_into(key.as_str(), old, obj(i), &mut values)?;
+                        old = Some(obj(i));
                     }
                 }
                 Ok(values)
@@ -166,7 +170,13 @@ impl<K: Object> Indexer<K> {
 
     fn put(&self, key: KeyArg<'_>, obj: &Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         self.write(
-            |indexers| indexers.compute(key.as_str(), obj),
+            |st| {
+                let mut values = Vec::with_capacity(st.indexers.len());
+                let old = st.replaced(key.as_str());
+                st.indexers
+                    .compute_into(key.as_str(), old, obj, &mut values)?;
+                Ok(values)
+            },
             |st, values| st.put(key, obj.clone(), &values),
         )
     }
@@ -174,14 +184,14 @@ impl<K: Object> Indexer<K> {
     /// A write: `compute` runs the index functions under the upgradable read lock (readers carry
     /// on; other writers and `add_indexers` wait, as they would for the write lock), then `apply`
     /// changes the state under the write lock the upgrade turns it into. One lock acquisition,
-    /// and the index functions cannot change in between.
+    /// and neither the index functions nor the objects `compute` saw can change in between.
     fn write<T, R>(
         &self,
-        compute: impl FnOnce(&Arc<Indexers<K>>) -> Result<T, StoreError>,
+        compute: impl FnOnce(&State<K>) -> Result<T, StoreError>,
         apply: impl FnOnce(&mut State<K>, T) -> R,
     ) -> Result<R, StoreError> {
         let st = self.state.upgradable_read();
-        let computed = compute(&st.indexers)?;
+        let computed = compute(&st)?;
         let mut st = RwLockUpgradableReadGuard::upgrade(st);
         let result = apply(&mut st, computed);
         unlock(st);
@@ -260,7 +270,8 @@ impl<K: Object> Indexer<K> {
             .map(|obj| Ok((self.key_of(&obj)?, obj)))
             .collect::<Result<Vec<_>, StoreError>>()?;
         let previous = self.write(
-            |indexers| {
+            |st| {
+                let indexers = &st.indexers;
                 let mut fresh = State::new(indexers.clone());
                 for (key, obj) in &keyed {
                     let values = indexers.compute(key.as_str(), obj)?;
@@ -393,7 +404,7 @@ impl<K: Object> Indexer<K> {
         let pos = indexers
             .position(name)
             .ok_or_else(|| StoreError::IndexNotFound(name.to_string()))?;
-        let func = &indexers.entries[pos].1;
+        let func = &indexers.entries[pos].func;
         let values = func(obj).map_err(|e| StoreError::IndexFunc {
             index: name.to_string(),
             key: self.key_of(obj).map(|k| k.to_string()).unwrap_or_default(),

@@ -63,6 +63,16 @@ impl<K> State<K> {
         }
     }
 
+    /// The object a write at `key` replaces, where an index function needs it to tell whether
+    /// it can keep its values ([`Indexers::with_reuse`]); `None` when none does (one look-up
+    /// saved).
+    pub(crate) fn replaced(&self, key: &str) -> Option<&K> {
+        if !self.indexers.reuses() {
+            return None;
+        }
+        self.items.get(key).map(|slot| &*slot.obj)
+    }
+
     /// Adds or replaces the object at `key`, moving it between index sets as `values` (one per
     /// index function) say. Returns the replaced object, for the caller to drop after unlocking.
     pub(crate) fn put(

@@ -16,6 +16,10 @@ enum Repr<'a> {
     None,
     One(Cow<'a, str>),
     Many(Vec<Cow<'a, str>>),
+    /// Not computed: the object being replaced had the same inputs (see
+    /// [`Indexers::with_reuse`](crate::Indexers::with_reuse)), so the write keeps its values.
+    /// Only the store makes it, and only for a replacement; it reads as no values.
+    Kept,
 }
 
 impl<'a> IndexValues<'a> {
@@ -32,7 +36,7 @@ impl<'a> IndexValues<'a> {
     /// The values, in the order given (duplicates included).
     pub fn iter(&self) -> impl Iterator<Item = &str> {
         let (one, many): (Option<&Cow<'a, str>>, &[Cow<'a, str>]) = match &self.0 {
-            Repr::None => (None, &[]),
+            Repr::None | Repr::Kept => (None, &[]),
             Repr::One(v) => (Some(v), &[]),
             Repr::Many(vs) => (None, vs),
         };
@@ -42,7 +46,7 @@ impl<'a> IndexValues<'a> {
     /// How many values (duplicates included).
     pub fn len(&self) -> usize {
         match &self.0 {
-            Repr::None => 0,
+            Repr::None | Repr::Kept => 0,
             Repr::One(_) => 1,
             Repr::Many(vs) => vs.len(),
         }
@@ -53,10 +57,21 @@ impl<'a> IndexValues<'a> {
         self.len() == 0
     }
 
+    /// The marker for values not computed because the replaced object's are kept.
+    pub(crate) fn kept() -> Self {
+        IndexValues(Repr::Kept)
+    }
+
+    /// Whether these are [`IndexValues::kept`].
+    pub(crate) fn is_kept(&self) -> bool {
+        matches!(self.0, Repr::Kept)
+    }
+
     /// The same values, owning their strings (to keep them beyond the object's lifetime).
     pub fn into_owned(self) -> IndexValues<'static> {
         IndexValues(match self.0 {
             Repr::None => Repr::None,
+            Repr::Kept => Repr::Kept,
             Repr::One(v) => Repr::One(Cow::Owned(v.into_owned())),
             Repr::Many(vs) => {
                 Repr::Many(vs.into_iter().map(|v| Cow::Owned(v.into_owned())).collect())

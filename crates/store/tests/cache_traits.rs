@@ -104,3 +104,84 @@ fn a_lister_reads_any_cache_reader_even_behind_dyn() {
         .unwrap_err()
         .is_not_found());
 }
+
+/// An `app` index that counts its calls and keeps its values while the label stays.
+fn counting_indexer(calls: &Arc<std::sync::atomic::AtomicUsize>) -> Indexer<DynamicObject> {
+    let calls = calls.clone();
+    Indexer::new(Indexers::new().with_reuse(
+        "app",
+        move |o: &DynamicObject| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Ok(IndexValues::one(o.label("app").unwrap_or("")))
+        },
+        |old: &DynamicObject, new: &DynamicObject| old.label("app") == new.label("app"),
+    ))
+}
+
+#[test]
+fn an_update_with_the_same_inputs_keeps_its_values_without_calling_the_index_function() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let store = counting_indexer(&calls);
+    // Debug builds call the function on both objects of a reuse to check the promise.
+    let checks = if cfg!(debug_assertions) { 2 } else { 0 };
+    let count = || calls.load(Ordering::Relaxed);
+    let a1 = obj("ns", "a", "web");
+    store.add(a1.clone()).unwrap();
+    assert_eq!(count(), 1, "a new object is indexed");
+    let a2 = obj("ns", "a", "web");
+    assert!(Arc::ptr_eq(
+        &store.upsert(a2.clone()).unwrap().unwrap(),
+        &a1
+    ));
+    assert_eq!(count(), 1 + checks, "same label: values kept");
+    let found = store.by_index("app", "web").unwrap();
+    assert!(
+        found.len() == 1 && Arc::ptr_eq(&found[0], &a2),
+        "the set holds the new object"
+    );
+    store.update(obj("ns", "a", "db")).unwrap();
+    assert_eq!(count(), 2 + checks, "the label changed: computed");
+    assert!(store.by_index("app", "web").unwrap().is_empty());
+    assert_eq!(store.by_index("app", "db").unwrap().len(), 1);
+
+    // A batch: each object is compared with the one it replaces, the first with the stored one.
+    let (b, a3, a4, a5) = (
+        obj("ns", "b", "web"),
+        obj("ns", "a", "db"),
+        obj("ns", "a", "db"),
+        obj("ns", "a", "web"),
+    );
+    let mut replaced = 0;
+    CacheWriter::upsert_batch(&store, &[&b, &a3, &a4, &a5], &mut |r| {
+        replaced += usize::from(r.unwrap().is_some())
+    });
+    assert_eq!(replaced, 3);
+    assert_eq!(
+        count(),
+        4 + 3 * checks,
+        "b is new and a5 changed the label; a3 and a4 kept theirs"
+    );
+    let mut web: Vec<String> = store
+        .index_keys("app", "web")
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    web.sort();
+    assert_eq!(web, ["ns/a", "ns/b"]);
+    assert!(store.by_index("app", "db").unwrap().is_empty());
+}
+
+#[test]
+#[cfg(debug_assertions)]
+#[should_panic(expected = "its same-inputs check held for \"ns/a\"")]
+fn debug_builds_catch_a_same_inputs_check_that_misses_what_the_function_reads() {
+    let store = Indexer::new(Indexers::new().with_reuse(
+        "app",
+        |o: &DynamicObject| Ok(IndexValues::one(o.label("app").unwrap_or(""))),
+        |_: &DynamicObject, _: &DynamicObject| true,
+    ));
+    store.add(obj("ns", "a", "web")).unwrap();
+    let _ = store.update(obj("ns", "a", "db"));
+}

@@ -179,7 +179,10 @@ fn run(ops: Vec<Op>) {
     let store = Indexer::new(
         Indexers::new()
             .with_namespace_index()
-            .with("app", app_values),
+            // Kept on updates that leave the label: the model checks the kept values too.
+            .with_reuse("app", app_values, |old, new| {
+                old.label("app") == new.label("app")
+            }),
     );
     let mut model = Model {
         items: BTreeMap::new(),
