@@ -195,3 +195,36 @@ fn dropped_objects_do_not_grow_the_interner_without_bound() {
         "{strings} {arrays} {objects}"
     );
 }
+
+#[test]
+fn same_at_agrees_with_comparing_what_each_path_points_to() {
+    let parse = |s: &str| -> CompactValue { serde_json::from_str(s).unwrap() };
+    let values = [
+        parse(r#"{"spec":{"nodeName":"n1","x":[1,{"y":2}]},"rv":"1"}"#),
+        parse(r#"{"spec":{"nodeName":"n1","x":[1,{"y":2}]},"rv":"2"}"#),
+        parse(r#"{"spec":{"nodeName":"n2","x":[1,{"y":3}]},"rv":"2"}"#),
+        parse(r#"{"spec":{"x":[1]},"rv":"3"}"#),
+        parse(r#"{"spec":"flat"}"#),
+        parse(r#"[{"spec":1}]"#),
+        parse("null"),
+    ];
+    let paths: [&[&str]; 6] = [
+        &[],
+        &["spec"],
+        &["spec", "nodeName"],
+        &["spec", "x", "1", "y"],
+        &["rv", "deeper"],
+        &["0", "spec"],
+    ];
+    for a in &values {
+        for b in &values {
+            for path in paths {
+                assert_eq!(
+                    a.same_at(b, path),
+                    a.pointer(path) == b.pointer(path),
+                    "{a:?} {b:?} at {path:?}"
+                );
+            }
+        }
+    }
+}

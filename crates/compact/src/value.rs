@@ -189,12 +189,33 @@ impl CompactValue {
     /// The value at a path of object keys (array items by decimal index), e.g.
     /// `["spec", "containers", "0", "image"]`.
     pub fn pointer<S: AsRef<str>>(&self, path: &[S]) -> Option<&CompactValue> {
-        path.iter()
-            .map(AsRef::as_ref)
-            .try_fold(self, |v, seg| match v {
-                CompactValue::Array(a) => a.get(seg.parse::<usize>().ok()?),
-                _ => v.get(seg),
-            })
+        path.iter().try_fold(self, |v, seg| v.step(seg.as_ref()))
+    }
+
+    /// Whether `self` and `other` hold equal values at `path` (absent from both counts as
+    /// equal): `self.pointer(path) == other.pointer(path)`, but walking both at once and done
+    /// at the first level where they share a subtree — an object and its update usually share
+    /// all but the branch that changed, so this rarely goes deeper than one member.
+    pub fn same_at<S: AsRef<str>>(&self, other: &CompactValue, path: &[S]) -> bool {
+        let (mut a, mut b) = (Some(self), Some(other));
+        for seg in path {
+            match (a, b) {
+                (Some(x), Some(y)) if x.same(y) => return true,
+                (None, None) => return true,
+                _ => {}
+            }
+            a = a.and_then(|v| v.step(seg.as_ref()));
+            b = b.and_then(|v| v.step(seg.as_ref()));
+        }
+        a == b
+    }
+
+    /// One step of a path: an object's member, or an array's item by decimal index.
+    fn step(&self, seg: &str) -> Option<&CompactValue> {
+        match self {
+            CompactValue::Array(a) => a.get(seg.parse::<usize>().ok()?),
+            _ => self.get(seg),
+        }
     }
 
     /// This object with `key` set to `value` (added or replaced), interned; anything that is

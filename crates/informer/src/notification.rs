@@ -119,9 +119,15 @@ pub(crate) fn set_delivering_index(index: usize) {
     });
 }
 
-/// The batch (if it holds `Notification<K>`s) and index of the notification being delivered
-/// on this thread; `None` outside a listener's delivery.
-pub(crate) fn delivering_note<K: Send + Sync + 'static>() -> Option<(Arc<Batch<K>>, usize)> {
-    let (batch, index) = DELIVERING_NOTE.with_borrow(|current| current.clone())?;
-    Some((batch.downcast::<Batch<K>>().ok()?, index))
+/// Runs `f` on the batch (as the thread holds it, and as `Batch<K>` if it holds
+/// `Notification<K>`s) and index of the notification being delivered on this thread; `None`
+/// outside a listener's delivery. Borrowed, not cloned: every handler asks for every
+/// notification, and a clone's count would be one cache line for all delivery threads.
+pub(crate) fn with_delivering_note<K: Send + Sync + 'static, R>(
+    f: impl FnOnce(&Arc<dyn Any + Send + Sync>, &Batch<K>, usize) -> R,
+) -> Option<R> {
+    DELIVERING_NOTE.with_borrow(|current| {
+        let (any, index) = current.as_ref()?;
+        Some(f(any, any.downcast_ref::<Batch<K>>()?, *index))
+    })
 }

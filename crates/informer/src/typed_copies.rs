@@ -6,7 +6,7 @@
 //!
 //! The copies hang off the notification's batch ([`Batch::shared`]): one cell per object of
 //! each notification, found through the notification the delivery thread is running
-//! ([`delivering_note`]). A copy is dropped when every typed handler has taken it, or with the
+//! ([`with_delivering_note`]). A copy is dropped when every typed handler has taken it, or with the
 //! batch (a handler that skips the notification — a resync not meant for it, a removed one).
 //! A batch only one handler gets (a late handler's initial adds) shares nothing.
 //! Handlers run apart in time (each drains its own buffer), so copies made by the first handler
@@ -14,7 +14,9 @@
 //! oldest is let go (a handler that far behind makes its own), so the copies kept are the
 //! ones most handlers are still to take. With one handler nothing is kept.
 
+use std::any::Any;
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -23,7 +25,7 @@ use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 
 use crate::lazy_typed::LazyTyped;
-use crate::notification::{delivering_note, Batch};
+use crate::notification::{with_delivering_note, Batch};
 
 /// The most typed copies an informer keeps waiting for its other handlers (a few batches).
 const KEPT: usize = 2048;
@@ -44,11 +46,12 @@ pub(crate) struct TypedCopies<K> {
     order: Mutex<VecDeque<Kept<K>>>,
 }
 
-/// Where a copy was kept: notification `index` of `batch`, `side`.
+/// Where a copy was kept: notification `index` of `batch` (a `Batch<Compact<K>>`), `side`.
 struct Kept<K> {
-    batch: Weak<Batch<Compact<K>>>,
+    batch: Weak<dyn Any + Send + Sync>,
     index: usize,
     side: Side,
+    of: PhantomData<fn() -> K>,
 }
 
 /// One batch's cells: for each notification, its old and new (or only) object's copy.
@@ -125,50 +128,47 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
         if handlers <= 1 {
             return fresh();
         }
-        let Some((batch, index)) = delivering_note::<Compact<K>>() else {
-            return fresh();
-        };
-        let Some(cells) = self.cells(&batch) else {
-            return fresh();
-        };
-        let mut cell = cells.cells[index][side as usize].lock();
-        let (copy, newly_kept) = match &mut *cell {
-            Cell::Kept { copy, left } => {
-                let copy = copy.clone();
-                *left -= 1;
-                if *left == 0 {
-                    cell.let_go(&cells.kept);
+        with_delivering_note::<Compact<K>, _>(|held, batch, index| {
+            let cells = self.cells(batch)?;
+            let mut cell = cells.cells[index][side as usize].lock();
+            let (copy, newly_kept) = match &mut *cell {
+                Cell::Kept { copy, left } => {
+                    let copy = copy.clone();
+                    *left -= 1;
+                    if *left == 0 {
+                        cell.let_go(&cells.kept);
+                    }
+                    (copy, false)
                 }
-                (copy, false)
+                Cell::Taken => return None,
+                Cell::Empty => {
+                    let copy = fresh();
+                    *cell = Cell::Kept {
+                        copy: copy.clone(),
+                        left: handlers - 1,
+                    };
+                    cells.kept.fetch_add(1, Ordering::Relaxed);
+                    (copy, true)
+                }
+            };
+            if decode {
+                // Under the cell's lock, so the other typed handlers wait for this copy instead
+                // of decoding their own. An error is logged where the caller asks for the copy.
+                let _ = copy.try_typed();
             }
-            Cell::Taken => {
-                drop(cell);
-                return fresh();
+            drop(cell);
+            if newly_kept {
+                self.kept_in(Kept {
+                    batch: Arc::downgrade(held),
+                    index,
+                    side,
+                    of: PhantomData,
+                });
             }
-            Cell::Empty => {
-                let copy = fresh();
-                *cell = Cell::Kept {
-                    copy: copy.clone(),
-                    left: handlers - 1,
-                };
-                cells.kept.fetch_add(1, Ordering::Relaxed);
-                (copy, true)
-            }
-        };
-        if decode {
-            // Under the cell's lock, so the other typed handlers wait for this copy instead of
-            // decoding their own. An error is logged where the caller asks for the copy.
-            let _ = copy.try_typed();
-        }
-        drop(cell);
-        if newly_kept {
-            self.kept_in(Kept {
-                batch: Arc::downgrade(&batch),
-                index,
-                side,
-            });
-        }
-        copy
+            Some(copy)
+        })
+        .flatten()
+        .unwrap_or_else(fresh)
     }
 
     /// Records a kept copy, and lets the oldest go while more than [`KEPT`] are kept. Never
@@ -184,8 +184,8 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
                 continue;
             };
             let Some(cells) = batch
-                .shared
-                .get()
+                .downcast_ref::<Batch<Compact<K>>>()
+                .and_then(|b| b.shared.get())
                 .and_then(|c| c.downcast_ref::<Cells<K>>())
             else {
                 continue;

@@ -57,7 +57,9 @@ fn typed_for_index<K: DeserializeOwned + 'static>(obj: &Compact<K>) -> Result<Rc
 /// function over `Compact<K>` that reads only the values at `paths` (each a path as
 /// [`Compact::get`] takes it, e.g. `&["spec", "nodeName"]`): an object has the same inputs as the
 /// one it replaces when every path holds equal values in both (absent in both counts as equal).
-/// Equal subtrees are interned, so comparing one costs a pointer compare; nothing is decoded.
+/// Equal subtrees are interned, so comparing one costs a pointer compare, and the walk stops at
+/// the first subtree both share ([`CompactValue::same_at`](kcache_compact::CompactValue::same_at));
+/// nothing is decoded.
 ///
 /// The paths must cover everything the index function reads, down to what it decides on:
 /// `typed_index(|p: &Pod| ... p.spec.node_name ...)` reads `["spec", "nodeName"]`, a label
@@ -70,10 +72,8 @@ pub fn same_at<K: 'static>(
         .map(|p| p.iter().map(|s| Box::from(*s)).collect())
         .collect();
     move |old: &Compact<K>, new: &Compact<K>| {
-        old.object().same_tree(new.object())
-            || paths.iter().all(|path| {
-                old.object().as_value().pointer(path) == new.object().as_value().pointer(path)
-            })
+        let (old, new) = (old.object().as_value(), new.object().as_value());
+        paths.iter().all(|path| old.same_at(new, path))
     }
 }
 
