@@ -111,6 +111,10 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
     /// The typed copy of `obj`, the `side` object of the notification being delivered (shared
     /// with the other handlers); `None`, logged, only if `K`'s decoding is not deterministic.
     pub(crate) fn get(&self, obj: &Arc<Compact<K>>, side: Side) -> Option<Arc<K>> {
+        if self.handlers.load(Ordering::Relaxed) <= 1 {
+            // Nobody to share with: no handle around the copy.
+            return typed(obj);
+        }
         decoded(&self.handle(obj, side, true))
     }
 

@@ -72,12 +72,12 @@ impl<K> Inner<K> {
     /// Sets `key`'s state to `obj`.
     fn upsert(&mut self, key: ObjectKey, obj: Arc<K>) {
         let len = self.items.len();
-        match self.index().get(&key).copied() {
-            Some(at) => self.items[at] = Some((key, obj)),
-            None => {
-                self.index().insert(key.clone(), len);
-                self.items.push(Some((key, obj)));
-            }
+        // One hash of the key: its entry, filled in if it is new.
+        let at = *self.index().entry(key.clone()).or_insert(len);
+        if at == len {
+            self.items.push(Some((key, obj)));
+        } else {
+            self.items[at] = Some((key, obj));
         }
     }
 }
