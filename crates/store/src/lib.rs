@@ -11,7 +11,7 @@ mod traits;
 mod values;
 
 pub use indexer::Indexer;
-pub use indexers::{meta_namespace_index_func, IndexFunc, Indexers, NAMESPACE_INDEX};
+pub use indexers::{meta_namespace_index_func, IndexFunc, Indexers, SameInputs, NAMESPACE_INDEX};
 pub use items::Snapshot;
 pub use kcache_core::StoreError;
 pub use key_func::{
