@@ -85,6 +85,16 @@ impl<K> Index<K> {
         self.sets.get_mut(id as usize).and_then(Option::as_mut)
     }
 
+    /// The values `stored` names (an object's sets here), as owned strings.
+    pub(crate) fn values_of(&self, stored: &Values) -> IndexValues<'static> {
+        stored
+            .as_slice()
+            .iter()
+            .filter_map(|&id| self.set(id))
+            .map(|set| set.value.to_string())
+            .collect()
+    }
+
     /// Set `id` or its objects changed: the objects it kept for reads go to `stale`.
     fn changed(&mut self, id: u32) {
         let kept = self.set_mut(id).and_then(|set| set.objects.take());

@@ -260,7 +260,8 @@ impl<K: Object> Indexer<K> {
     /// Replaces the whole content with `items` and rebuilds every index (a relist). A later item
     /// with the same key as an earlier one wins. If a key or index function fails, nothing
     /// changes. The new content is built under the upgradable read lock (readers carry on); the
-    /// write lock is held only to swap it in, and the old content is freed after.
+    /// write lock is held only to swap it in, and the old content is freed after. An item whose
+    /// [`Indexers::with_reuse`] check holds against the object it replaces keeps its values.
     ///
     /// `resource_version` is the list's; a plain store has no use for it.
     pub fn replace(&self, items: Vec<Arc<K>>, resource_version: &str) -> Result<(), StoreError> {
@@ -271,10 +272,15 @@ impl<K: Object> Indexer<K> {
             .collect::<Result<Vec<_>, StoreError>>()?;
         let previous = self.write(
             |st| {
-                let indexers = &st.indexers;
-                let mut fresh = State::new(indexers.clone());
+                let mut fresh = State::new(st.indexers.clone());
                 for (key, obj) in &keyed {
-                    let values = indexers.compute(key.as_str(), obj)?;
+                    // A later item with the key of an earlier one replaces that one.
+                    let before = if fresh.items.get(key.as_str()).is_some() {
+                        &fresh
+                    } else {
+                        st
+                    };
+                    let values = before.values_for(key.as_str(), obj)?;
                     fresh.put(KeyArg::Owned(key), obj.clone(), &values);
                 }
                 Ok(fresh)
@@ -291,7 +297,9 @@ impl<K: Object> Indexer<K> {
     /// keeps what it had). The new content is built beside the old under the upgradable read
     /// lock (readers carry on and see the old content); the write lock is held only to swap it
     /// in, so no reader ever sees part of the relist. Kept objects have their index values
-    /// computed again; one whose index function now fails is dropped.
+    /// computed again (or kept, by a [`Indexers::with_reuse`] check); one whose index function
+    /// now fails is dropped. A relisted object whose check holds against the stored one keeps
+    /// its values too, so an unchanged relist costs no such index function.
     pub fn replace_all(
         &self,
         objs: &[&Arc<K>],
@@ -300,12 +308,17 @@ impl<K: Object> Indexer<K> {
         let keys: Vec<Result<ObjectKey, StoreError>> =
             objs.iter().map(|obj| self.key_of(obj)).collect();
         let st = self.state.upgradable_read();
-        let indexers = st.indexers.clone();
-        let mut fresh = State::new(indexers.clone());
+        let mut fresh = State::new(st.indexers.clone());
         let mut results = Vec::with_capacity(objs.len());
         for (key, obj) in keys.iter().zip(objs) {
             let written = key.clone().and_then(|key| {
-                let values = indexers.compute(key.as_str(), obj)?;
+                // A later item with the key of an earlier one replaces that one.
+                let before = if fresh.items.get(key.as_str()).is_some() {
+                    &fresh
+                } else {
+                    &*st
+                };
+                let values = before.values_for(key.as_str(), obj)?;
                 let earlier = fresh.put(KeyArg::Owned(&key), Arc::clone(obj), &values);
                 Ok(earlier.or_else(|| st.items.get(key.as_str()).map(|s| s.obj.clone())))
             });
@@ -316,7 +329,7 @@ impl<K: Object> Indexer<K> {
             if stale.contains(key.as_str()) || fresh.items.get(key.as_str()).is_some() {
                 continue;
             }
-            if let Ok(values) = indexers.compute(key.as_str(), &slot.obj) {
+            if let Ok(values) = st.values_for(key.as_str(), &slot.obj) {
                 fresh.put(KeyArg::Owned(key), slot.obj.clone(), &values);
             }
         }

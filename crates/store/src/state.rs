@@ -73,6 +73,30 @@ impl<K> State<K> {
         self.items.get(key).map(|slot| &*slot.obj)
     }
 
+    /// The values (one per index function) for an object replacing the one at `key`, computed
+    /// by the index functions or, where a [`Indexers::with_reuse`] check held, kept from the
+    /// replaced object: what a relist puts in the new state it builds beside this one, where
+    /// there is no stored object to keep values from.
+    pub(crate) fn values_for<'a>(
+        &self,
+        key: &str,
+        obj: &'a K,
+    ) -> Result<Vec<IndexValues<'a>>, StoreError> {
+        let mut values = Vec::with_capacity(self.indices.len());
+        self.indexers
+            .compute_into(key, self.replaced(key), obj, &mut values)?;
+        if let Some(slot) = self.items.get(key) {
+            for ((value, index), stored) in
+                values.iter_mut().zip(&self.indices).zip(&slot.values[..])
+            {
+                if value.is_kept() {
+                    *value = index.values_of(stored);
+                }
+            }
+        }
+        Ok(values)
+    }
+
     /// Adds or replaces the object at `key`, moving it between index sets as `values` (one per
     /// index function) say. Returns the replaced object, for the caller to drop after unlocking.
     pub(crate) fn put(

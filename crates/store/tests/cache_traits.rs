@@ -185,3 +185,56 @@ fn debug_builds_catch_a_same_inputs_check_that_misses_what_the_function_reads() 
     store.add(obj("ns", "a", "web")).unwrap();
     let _ = store.update(obj("ns", "a", "db"));
 }
+
+#[test]
+fn relists_keep_the_values_of_objects_whose_inputs_are_unchanged() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let store = counting_indexer(&calls);
+    let checks = if cfg!(debug_assertions) { 2 } else { 0 };
+    let count = || calls.load(Ordering::Relaxed);
+    for (name, app) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        store.add(obj("ns", name, app)).unwrap();
+    }
+    assert_eq!(count(), 3);
+    let keys = |app: &str| -> Vec<String> {
+        let mut keys: Vec<String> = store
+            .index_keys("app", app)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        keys.sort();
+        keys
+    };
+
+    // a unchanged, b moved to db, then listed again unchanged (the later one wins), c gone.
+    let (a, b1, b2) = (
+        obj("ns", "a", "web"),
+        obj("ns", "b", "db"),
+        obj("ns", "b", "db"),
+    );
+    store.replace(vec![a, b1, b2.clone()], "9").unwrap();
+    assert_eq!(
+        count(),
+        3 + 1 + 2 * checks,
+        "only b's first move is computed"
+    );
+    assert_eq!(keys("web"), ["ns/a"]);
+    assert_eq!(keys("db"), ["ns/b"]);
+    assert!(Arc::ptr_eq(&store.get_by_key("ns/b").unwrap(), &b2));
+
+    // The informer's atomic relist: a listed again unchanged, d new, b neither listed nor
+    // stale (kept as it is, with its values).
+    let before = count();
+    let (a2, d) = (obj("ns", "a", "web"), obj("ns", "d", "web"));
+    let results = store.replace_all(&[&a2, &d], &[]);
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(
+        count() - before,
+        1 + 2 * checks,
+        "only the new d is computed; a and the kept b keep theirs"
+    );
+    assert_eq!(keys("web"), ["ns/a", "ns/d"]);
+    assert_eq!(keys("db"), ["ns/b"]);
+}
