@@ -105,45 +105,70 @@ fn a_lister_reads_any_cache_reader_even_behind_dyn() {
         .is_not_found());
 }
 
-/// An `app` index that counts its calls and keeps its values while the label stays.
-fn counting_indexer(calls: &Arc<std::sync::atomic::AtomicUsize>) -> Indexer<DynamicObject> {
-    let calls = calls.clone();
-    Indexer::new(Indexers::new().with_reuse(
-        "app",
-        move |o: &DynamicObject| {
-            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Ok(IndexValues::one(o.label("app").unwrap_or("")))
-        },
-        |old: &DynamicObject, new: &DynamicObject| old.label("app") == new.label("app"),
-    ))
+/// A store with an `app` index that counts its calls and keeps its values while the label stays.
+struct Counting {
+    store: Indexer<DynamicObject>,
+    calls: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+/// Calls of the index function per reuse: debug builds call it on both objects to check the
+/// promise.
+const CHECKS: usize = if cfg!(debug_assertions) { 2 } else { 0 };
+
+impl Counting {
+    fn new() -> Self {
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = calls.clone();
+        let store = Indexer::new(Indexers::new().with_reuse(
+            "app",
+            move |o: &DynamicObject| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(IndexValues::one(o.label("app").unwrap_or("")))
+            },
+            |old: &DynamicObject, new: &DynamicObject| old.label("app") == new.label("app"),
+        ));
+        Counting { store, calls }
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The keys indexed under `app`, sorted.
+    fn keys(&self, app: &str) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .store
+            .index_keys("app", app)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        keys.sort();
+        keys
+    }
 }
 
 #[test]
 fn an_update_with_the_same_inputs_keeps_its_values_without_calling_the_index_function() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let calls = Arc::new(AtomicUsize::new(0));
-    let store = counting_indexer(&calls);
-    // Debug builds call the function on both objects of a reuse to check the promise.
-    let checks = if cfg!(debug_assertions) { 2 } else { 0 };
-    let count = || calls.load(Ordering::Relaxed);
+    let c = Counting::new();
     let a1 = obj("ns", "a", "web");
-    store.add(a1.clone()).unwrap();
-    assert_eq!(count(), 1, "a new object is indexed");
+    c.store.add(a1.clone()).unwrap();
+    assert_eq!(c.calls(), 1, "a new object is indexed");
     let a2 = obj("ns", "a", "web");
     assert!(Arc::ptr_eq(
-        &store.upsert(a2.clone()).unwrap().unwrap(),
+        &c.store.upsert(a2.clone()).unwrap().unwrap(),
         &a1
     ));
-    assert_eq!(count(), 1 + checks, "same label: values kept");
-    let found = store.by_index("app", "web").unwrap();
+    assert_eq!(c.calls(), 1 + CHECKS, "same label: values kept");
+    let found = c.store.by_index("app", "web").unwrap();
     assert!(
         found.len() == 1 && Arc::ptr_eq(&found[0], &a2),
         "the set holds the new object"
     );
-    store.update(obj("ns", "a", "db")).unwrap();
-    assert_eq!(count(), 2 + checks, "the label changed: computed");
-    assert!(store.by_index("app", "web").unwrap().is_empty());
-    assert_eq!(store.by_index("app", "db").unwrap().len(), 1);
+    c.store.update(obj("ns", "a", "db")).unwrap();
+    assert_eq!(c.calls(), 2 + CHECKS, "the label changed: computed");
+    assert!(c.keys("web").is_empty());
+    assert_eq!(c.keys("db"), ["ns/a"]);
 
     // A batch: each object is compared with the one it replaces, the first with the stored one.
     let (b, a3, a4, a5) = (
@@ -153,24 +178,17 @@ fn an_update_with_the_same_inputs_keeps_its_values_without_calling_the_index_fun
         obj("ns", "a", "web"),
     );
     let mut replaced = 0;
-    CacheWriter::upsert_batch(&store, &[&b, &a3, &a4, &a5], &mut |r| {
+    CacheWriter::upsert_batch(&c.store, &[&b, &a3, &a4, &a5], &mut |r| {
         replaced += usize::from(r.unwrap().is_some())
     });
     assert_eq!(replaced, 3);
     assert_eq!(
-        count(),
-        4 + 3 * checks,
+        c.calls(),
+        4 + 3 * CHECKS,
         "b is new and a5 changed the label; a3 and a4 kept theirs"
     );
-    let mut web: Vec<String> = store
-        .index_keys("app", "web")
-        .unwrap()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    web.sort();
-    assert_eq!(web, ["ns/a", "ns/b"]);
-    assert!(store.by_index("app", "db").unwrap().is_empty());
+    assert_eq!(c.keys("web"), ["ns/a", "ns/b"]);
+    assert!(c.keys("db").is_empty());
 }
 
 #[test]
@@ -188,25 +206,11 @@ fn debug_builds_catch_a_same_inputs_check_that_misses_what_the_function_reads() 
 
 #[test]
 fn relists_keep_the_values_of_objects_whose_inputs_are_unchanged() {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let calls = Arc::new(AtomicUsize::new(0));
-    let store = counting_indexer(&calls);
-    let checks = if cfg!(debug_assertions) { 2 } else { 0 };
-    let count = || calls.load(Ordering::Relaxed);
+    let c = Counting::new();
     for (name, app) in [("a", "web"), ("b", "web"), ("c", "db")] {
-        store.add(obj("ns", name, app)).unwrap();
+        c.store.add(obj("ns", name, app)).unwrap();
     }
-    assert_eq!(count(), 3);
-    let keys = |app: &str| -> Vec<String> {
-        let mut keys: Vec<String> = store
-            .index_keys("app", app)
-            .unwrap()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        keys.sort();
-        keys
-    };
+    assert_eq!(c.calls(), 3);
 
     // a unchanged, b moved to db, then listed again unchanged (the later one wins), c gone.
     let (a, b1, b2) = (
@@ -214,27 +218,23 @@ fn relists_keep_the_values_of_objects_whose_inputs_are_unchanged() {
         obj("ns", "b", "db"),
         obj("ns", "b", "db"),
     );
-    store.replace(vec![a, b1, b2.clone()], "9").unwrap();
-    assert_eq!(
-        count(),
-        3 + 1 + 2 * checks,
-        "only b's first move is computed"
-    );
-    assert_eq!(keys("web"), ["ns/a"]);
-    assert_eq!(keys("db"), ["ns/b"]);
-    assert!(Arc::ptr_eq(&store.get_by_key("ns/b").unwrap(), &b2));
+    c.store.replace(vec![a, b1, b2.clone()], "9").unwrap();
+    assert_eq!(c.calls(), 3 + 1 + 2 * CHECKS, "only b's move is computed");
+    assert_eq!(c.keys("web"), ["ns/a"]);
+    assert_eq!(c.keys("db"), ["ns/b"]);
+    assert!(Arc::ptr_eq(&c.store.get_by_key("ns/b").unwrap(), &b2));
 
     // The informer's atomic relist: a listed again unchanged, d new, b neither listed nor
     // stale (kept as it is, with its values).
-    let before = count();
+    let before = c.calls();
     let (a2, d) = (obj("ns", "a", "web"), obj("ns", "d", "web"));
-    let results = store.replace_all(&[&a2, &d], &[]);
+    let results = c.store.replace_all(&[&a2, &d], &[]);
     assert!(results.iter().all(Result::is_ok));
     assert_eq!(
-        count() - before,
-        1 + 2 * checks,
+        c.calls() - before,
+        1 + 2 * CHECKS,
         "only the new d is computed; a and the kept b keep theirs"
     );
-    assert_eq!(keys("web"), ["ns/a", "ns/d"]);
-    assert_eq!(keys("db"), ["ns/b"]);
+    assert_eq!(c.keys("web"), ["ns/a", "ns/d"]);
+    assert_eq!(c.keys("db"), ["ns/b"]);
 }
