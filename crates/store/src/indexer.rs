@@ -170,13 +170,7 @@ impl<K: Object> Indexer<K> {
 
     fn put(&self, key: KeyArg<'_>, obj: &Arc<K>) -> Result<Option<Arc<K>>, StoreError> {
         self.write(
-            |st| {
-                let mut values = Vec::with_capacity(st.indexers.len());
-                let old = st.replaced(key.as_str());
-                st.indexers
-                    .compute_into(key.as_str(), old, obj, &mut values)?;
-                Ok(values)
-            },
+            |st| st.compute(key.as_str(), obj),
             |st, values| st.put(key, obj.clone(), &values),
         )
     }
@@ -367,7 +361,7 @@ impl<K: Object> Indexer<K> {
                 let entry = match computed.remove(key) {
                     Some(done) if Arc::ptr_eq(&done.0, obj) => done,
                     _ => {
-                        let values = new.compute(key.as_str(), obj)?;
+                        let values = new.compute(key.as_str(), None, obj)?;
                         (
                             obj.clone(),
                             values.into_iter().map(IndexValues::into_owned).collect(),

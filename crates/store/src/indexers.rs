@@ -147,14 +147,16 @@ impl<K> Indexers<K> {
         self.entries.is_empty()
     }
 
-    /// Every index function's values for `obj`; the first failure names the index and `key`.
+    /// Every index function's values for `obj`, replacing `old` if it does (see
+    /// [`Indexers::compute_into`]); the first failure names the index and `key`.
     pub(crate) fn compute<'a>(
         &self,
         key: &str,
+        old: Option<&K>,
         obj: &'a K,
     ) -> Result<Vec<IndexValues<'a>>, StoreError> {
         let mut values = Vec::with_capacity(self.entries.len());
-        self.compute_into(key, None, obj, &mut values)?;
+        self.compute_into(key, old, obj, &mut values)?;
         Ok(values)
     }
 

@@ -73,18 +73,25 @@ impl<K> State<K> {
         self.items.get(key).map(|slot| &*slot.obj)
     }
 
-    /// The values (one per index function) for an object replacing the one at `key`, computed
-    /// by the index functions or, where a [`Indexers::with_reuse`] check held, kept from the
-    /// replaced object: what a relist puts in the new state it builds beside this one, where
-    /// there is no stored object to keep values from.
+    /// The values (one per index function) for `obj` written at `key`: [`IndexValues::kept`]
+    /// where a [`Indexers::with_reuse`] check holds against the object it replaces.
+    pub(crate) fn compute<'a>(
+        &self,
+        key: &str,
+        obj: &'a K,
+    ) -> Result<Vec<IndexValues<'a>>, StoreError> {
+        self.indexers.compute(key, self.replaced(key), obj)
+    }
+
+    /// [`State::compute`] with kept values read back from the replaced object's sets: what a
+    /// relist puts in the new state it builds beside this one, where there is no stored object
+    /// to keep values from.
     pub(crate) fn values_for<'a>(
         &self,
         key: &str,
         obj: &'a K,
     ) -> Result<Vec<IndexValues<'a>>, StoreError> {
-        let mut values = Vec::with_capacity(self.indices.len());
-        self.indexers
-            .compute_into(key, self.replaced(key), obj, &mut values)?;
+        let mut values = self.compute(key, obj)?;
         if let Some(slot) = self.items.get(key) {
             for ((value, index), stored) in
                 values.iter_mut().zip(&self.indices).zip(&slot.values[..])
