@@ -111,26 +111,27 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
     /// The typed copy of `obj`, the `side` object of the notification being delivered (shared
     /// with the other handlers); `None`, logged, only if `K`'s decoding is not deterministic.
     pub(crate) fn get(&self, obj: &Arc<Compact<K>>, side: Side) -> Option<Arc<K>> {
-        if self.handlers.load(Ordering::Relaxed) <= 1 {
+        match self.shared(obj, side, true) {
+            Some(copy) => decoded(&copy),
             // Nobody to share with: no handle around the copy.
-            return typed(obj);
+            None => typed(obj),
         }
-        decoded(&self.handle(obj, side, true))
     }
 
     /// The lazy handle of `obj`, the `side` object of the notification being delivered (shared
     /// with the other handlers, decoded or not).
     pub(crate) fn get_lazy(&self, obj: &Arc<Compact<K>>, side: Side) -> Arc<LazyTyped<K>> {
-        self.handle(obj, side, false)
+        self.shared(obj, side, false)
+            .unwrap_or_else(|| Arc::new(LazyTyped::new(obj.clone())))
     }
 
-    /// The shared handle of `obj`; with `decode`, a copy kept for the other handlers is decoded
-    /// before they may take it (a handle nobody shares is decoded by the caller, [`decoded`]).
-    fn handle(&self, obj: &Arc<Compact<K>>, side: Side, decode: bool) -> Arc<LazyTyped<K>> {
-        let fresh = || Arc::new(LazyTyped::new(obj.clone()));
+    /// The handle of `obj` shared with the other handlers, `None` where there is none to share
+    /// (one handler, outside a delivery, a copy already let go); with `decode`, a copy kept for
+    /// the other handlers is decoded before they may take it.
+    fn shared(&self, obj: &Arc<Compact<K>>, side: Side, decode: bool) -> Option<Arc<LazyTyped<K>>> {
         let handlers = self.handlers.load(Ordering::Relaxed);
         if handlers <= 1 {
-            return fresh();
+            return None;
         }
         with_delivering_note::<Compact<K>, _>(|held, batch, index| {
             let cells = self.cells(batch)?;
@@ -146,7 +147,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
                 }
                 Cell::Taken => return None,
                 Cell::Empty => {
-                    let copy = fresh();
+                    let copy = Arc::new(LazyTyped::new(obj.clone()));
                     *cell = Cell::Kept {
                         copy: copy.clone(),
                         left: handlers - 1,
@@ -172,7 +173,6 @@ impl<K: DeserializeOwned + Send + Sync + 'static> TypedCopies<K> {
             Some(copy)
         })
         .flatten()
-        .unwrap_or_else(fresh)
     }
 
     /// Records a kept copy, and lets the oldest go while more than [`KEPT`] are kept. Never
