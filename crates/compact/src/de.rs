@@ -6,6 +6,11 @@
 //! to decoding the JSON): numbers go through `serde_json::Number`, `null` is `None`, an enum is a
 //! string (unit variant) or a one-member object, unknown struct fields are ignored unless the
 //! type says `deny_unknown_fields`.
+//!
+//! [`Reader::checking`] is the same decoder for a check whose result is dropped
+//! (`Compact::from_object`): a value whose type accepts every JSON value
+//! ([`kcache_core::accepts_any_json`]: `managedFields[].fieldsV1`, `ObjectMeta`'s untyped
+//! members) gets `null` instead of its subtree, since the subtree cannot make the check fail.
 
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
@@ -15,17 +20,91 @@ use serde_json::Error;
 
 use super::value::CompactValue;
 
+/// What a skipped value is read as.
+static NULL: CompactValue = CompactValue::Null;
+
+/// The decoder over one value of a tree; `checking` is carried down to every value under it.
+#[derive(Clone, Copy)]
+pub(crate) struct Reader<'de> {
+    value: &'de CompactValue,
+    checking: bool,
+}
+
+impl<'de> Reader<'de> {
+    /// The decoder for a check whose result is dropped (see the module docs).
+    pub(crate) fn checking(value: &'de CompactValue) -> Self {
+        Reader {
+            value,
+            checking: true,
+        }
+    }
+
+    /// The decoder of `value`, in this reader's mode.
+    fn of(self, value: &'de CompactValue) -> Self {
+        Reader { value, ..self }
+    }
+}
+
 impl<'de> Deserializer<'de> for &'de CompactValue {
     type Error = Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self {
+        reading(self).deserialize_any(visitor)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        reading(self).deserialize_option(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        reading(self).deserialize_newtype_struct(name, visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        reading(self).deserialize_enum(name, variants, visitor)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier
+    }
+}
+
+/// The decoder of a typed read: every value decoded in full.
+fn reading(value: &CompactValue) -> Reader<'_> {
+    Reader {
+        value,
+        checking: false,
+    }
+}
+
+impl<'de> Deserializer<'de> for Reader<'de> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.value {
             CompactValue::Null => visitor.visit_unit(),
             CompactValue::Bool(b) => visitor.visit_bool(*b),
             CompactValue::Number(n) => n.deserialize_any(visitor),
             CompactValue::String(s) => visitor.visit_borrowed_str(s),
             CompactValue::Array(a) => {
-                let mut seq = Seq { items: a.iter() };
+                let mut seq = Seq {
+                    items: a.iter(),
+                    reader: self,
+                };
                 let value = visitor.visit_seq(&mut seq)?;
                 match seq.items.len() {
                     0 => Ok(value),
@@ -39,6 +118,7 @@ impl<'de> Deserializer<'de> for &'de CompactValue {
                 let mut map = Map {
                     members: o.iter(),
                     value: None,
+                    reader: self,
                 };
                 let value = visitor.visit_map(&mut map)?;
                 match map.members.len() {
@@ -50,7 +130,7 @@ impl<'de> Deserializer<'de> for &'de CompactValue {
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self {
+        match self.value {
             CompactValue::Null => visitor.visit_none(),
             _ => visitor.visit_some(self),
         }
@@ -61,6 +141,9 @@ impl<'de> Deserializer<'de> for &'de CompactValue {
         _name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if self.checking && kcache_core::accepts_any_json::<V::Value>() {
+            return visitor.visit_newtype_struct(self.of(&NULL));
+        }
         visitor.visit_newtype_struct(self)
     }
 
@@ -70,13 +153,13 @@ impl<'de> Deserializer<'de> for &'de CompactValue {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Error> {
-        match self {
+        match self.value {
             CompactValue::String(s) => {
                 visitor.visit_enum(de::value::BorrowedStrDeserializer::new(s))
             }
             CompactValue::Object(o) if o.len() == 1 => visitor.visit_enum(Enum {
                 variant: &o[0].0,
-                value: &o[0].1,
+                value: self.of(&o[0].1),
             }),
             other => Err(de::Error::invalid_type(
                 unexpected(other),
@@ -109,6 +192,7 @@ fn unexpected(v: &CompactValue) -> de::Unexpected<'_> {
 
 struct Seq<'de> {
     items: std::slice::Iter<'de, CompactValue>,
+    reader: Reader<'de>,
 }
 
 impl<'de> SeqAccess<'de> for Seq<'de> {
@@ -118,7 +202,11 @@ impl<'de> SeqAccess<'de> for Seq<'de> {
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Error> {
-        self.items.next().map(|v| seed.deserialize(v)).transpose()
+        let reader = self.reader;
+        self.items
+            .next()
+            .map(|v| seed.deserialize(reader.of(v)))
+            .transpose()
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -129,6 +217,7 @@ impl<'de> SeqAccess<'de> for Seq<'de> {
 struct Map<'de> {
     members: std::slice::Iter<'de, (std::sync::Arc<str>, CompactValue)>,
     value: Option<&'de CompactValue>,
+    reader: Reader<'de>,
 }
 
 impl<'de> MapAccess<'de> for Map<'de> {
@@ -148,7 +237,7 @@ impl<'de> MapAccess<'de> for Map<'de> {
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, Error> {
         match self.value.take() {
-            Some(v) => seed.deserialize(v),
+            Some(v) => seed.deserialize(self.reader.of(v)),
             None => Err(de::Error::custom(
                 "a map value was asked for before its key",
             )),
@@ -162,27 +251,27 @@ impl<'de> MapAccess<'de> for Map<'de> {
 
 struct Enum<'de> {
     variant: &'de str,
-    value: &'de CompactValue,
+    value: Reader<'de>,
 }
 
 impl<'de> EnumAccess<'de> for Enum<'de> {
     type Error = Error;
-    type Variant = &'de CompactValue;
+    type Variant = Reader<'de>;
 
     fn variant_seed<V: DeserializeSeed<'de>>(
         self,
         seed: V,
-    ) -> Result<(V::Value, &'de CompactValue), Error> {
+    ) -> Result<(V::Value, Reader<'de>), Error> {
         let variant = seed.deserialize(de::value::BorrowedStrDeserializer::new(self.variant))?;
         Ok((variant, self.value))
     }
 }
 
-impl<'de> VariantAccess<'de> for &'de CompactValue {
+impl<'de> VariantAccess<'de> for Reader<'de> {
     type Error = Error;
 
     fn unit_variant(self) -> Result<(), Error> {
-        match self {
+        match self.value {
             CompactValue::Null => Ok(()),
             other => Err(de::Error::invalid_type(unexpected(other), &"unit variant")),
         }
@@ -202,5 +291,81 @@ impl<'de> VariantAccess<'de> for &'de CompactValue {
         visitor: V,
     ) -> Result<V::Value, Error> {
         self.deserialize_map(visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
+    use kcache_core::PartialObjectMeta;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::Reader;
+    use crate::{Compact, CompactObject, CompactValue};
+
+    fn config_map(data: serde_json::Value) -> serde_json::Value {
+        json!({
+            "metadata": {
+                "name": "cm", "namespace": "ns", "resourceVersion": "7",
+                "creationTimestamp": "2026-11-26T20:59:34Z",
+                "managedFields": [{
+                    "manager": "kcache", "operation": "Update", "apiVersion": "v1",
+                    "time": "2026-11-26T20:59:34Z", "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:data": {".": {}, "f:k": {}}, "odd": [1, "x", null]}
+                }],
+                "selfLink": "/x"
+            },
+            "data": data
+        })
+    }
+
+    #[test]
+    fn a_check_skips_only_what_takes_any_json() {
+        let wire = config_map(json!({"k": "v"}));
+        let tree = CompactValue::from(&wire);
+        let full = ConfigMap::deserialize(&tree).unwrap();
+        let checked = ConfigMap::deserialize(Reader::checking(&tree)).unwrap();
+        let fields = |cm: &ConfigMap| cm.metadata.managed_fields.as_ref().unwrap()[0].clone();
+        assert_eq!(
+            fields(&full).fields_v1,
+            Some(FieldsV1(
+                wire["metadata"]["managedFields"][0]["fieldsV1"].clone()
+            ))
+        );
+        assert_eq!(fields(&checked).fields_v1, Some(FieldsV1(json!(null))));
+        // Everything else is decoded as in full.
+        let mut unskipped = checked.clone();
+        unskipped.metadata.managed_fields = full.metadata.managed_fields.clone();
+        assert_eq!(unskipped, full);
+
+        let full = PartialObjectMeta::<ConfigMap>::deserialize(&tree).unwrap();
+        let checked = PartialObjectMeta::<ConfigMap>::deserialize(Reader::checking(&tree)).unwrap();
+        assert_eq!(
+            full.metadata.other["managedFields"],
+            wire["metadata"]["managedFields"]
+        );
+        assert_eq!(checked.metadata.other["managedFields"], json!(null));
+        assert_eq!(checked.metadata.name, full.metadata.name);
+    }
+
+    #[test]
+    fn a_check_rejects_what_decoding_rejects() {
+        let object = |v: serde_json::Value| CompactObject::from_json(&v).unwrap();
+        assert!(Compact::<ConfigMap>::from_object(object(config_map(json!({"k": "v"})))).is_ok());
+        let err = Compact::<ConfigMap>::from_object(object(config_map(json!({"k": 1}))))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ConfigMap \"ns/cm\""), "{err}");
+        let mut bad_time = config_map(json!({}));
+        bad_time["metadata"]["managedFields"][0]["time"] = json!("yesterday");
+        assert!(Compact::<ConfigMap>::from_object(object(bad_time)).is_err());
+        let mut bad_owner = config_map(json!({}));
+        bad_owner["metadata"]["ownerReferences"] = json!([{"kind": "Pod", "name": "p"}]);
+        let err = Compact::<PartialObjectMeta<ConfigMap>>::from_object(object(bad_owner))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing field"), "{err}");
     }
 }

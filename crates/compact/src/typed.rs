@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use kcache_core::{Error, Object, Resource};
 
+use super::de::Reader;
 use super::object::CompactObject;
 use super::value::CompactValue;
 
@@ -18,7 +19,9 @@ use super::value::CompactValue;
 ///
 /// Every way of building one checks that the tree decodes as `K`, so a value that would not
 /// materialize never gets in: decoding a watch event or list item as `Compact<Pod>` fails, with
-/// the object's namespace/name in the error, exactly where decoding it as `Pod` would. A read is
+/// the object's namespace/name in the error, exactly where decoding it as `Pod` would. The check
+/// decodes `K` and drops it, except the values that take any JSON (`managedFields[].fieldsV1`,
+/// [`kcache_core::accepts_any_json`]), which cannot fail and are not built. A read is
 /// a serde decode of `K` straight from the shared tree (no JSON text, no `serde_json::Value`),
 /// whose cost grows with the object's size only.
 ///
@@ -58,8 +61,25 @@ impl<K: DeserializeOwned> Compact<K> {
             object,
             kind: PhantomData,
         };
-        compact.to_typed()?;
+        compact.check()?;
         Ok(compact)
+    }
+
+    /// Whether the tree decodes as `K`, found by decoding it and dropping the result, except
+    /// for the values that take any JSON (`managedFields[].fieldsV1`), which cannot fail and
+    /// are not built (see `de.rs`). Debug builds decode in full too and panic if the two differ.
+    fn check(&self) -> Result<(), Error> {
+        let checked = K::deserialize(Reader::checking(self.object.as_value()))
+            .map(drop)
+            .map_err(|e| not_a::<K>(&self.object, e));
+        #[cfg(debug_assertions)]
+        if let (Ok(()), Err(e)) | (Err(e), Ok(_)) = (&checked, &self.to_typed().map(drop)) {
+            panic!(
+                "the check of a {} disagrees with decoding it: {e}",
+                short_name::<K>()
+            );
+        }
+        checked
     }
 
     /// The typed object, decoded from the shared tree (it allocates only `K`'s own fields).

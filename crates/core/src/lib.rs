@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod any_json;
 mod boxed;
 mod cache;
 mod dynamic;
@@ -24,6 +25,7 @@ mod store_error;
 mod tombstone;
 mod traits;
 
+pub use any_json::accepts_any_json;
 pub use boxed::BoxListerWatcher;
 pub use cache::{CacheReader, CacheWriter};
 pub use dynamic::DynamicObject;

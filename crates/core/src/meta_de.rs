@@ -14,6 +14,7 @@ use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 
+use crate::any_json::AnyJson;
 use crate::meta::{ObjectMeta, TypeMeta};
 use crate::partial::PartialObjectMeta;
 
@@ -100,7 +101,7 @@ impl<'de> Deserialize<'de> for ObjectMeta {
                         MetaKey::OwnerReferences => m.owner_references = map.next_value()?,
                         MetaKey::Finalizers => m.finalizers = map.next_value()?,
                         MetaKey::Other(key) => {
-                            let value = map.next_value()?;
+                            let AnyJson(value) = map.next_value()?;
                             m.other.insert(key, value);
                         }
                     }
