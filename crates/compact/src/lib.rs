@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod de;
+mod front;
 mod interner;
 mod object;
 mod serde_impls;

@@ -1,11 +1,11 @@
 //! `CompactValue`: an immutable JSON value whose strings, arrays and objects are hash-consed.
 
-use std::cell::RefCell;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::{Arc, LazyLock};
 
 use serde_json::Number;
 
+use super::front::{self, Remember};
 use super::interner::{Interner, HASHER};
 
 /// The members of a JSON object, sorted by key, keys unique.
@@ -81,7 +81,10 @@ impl CompactValue {
         let hash = hash_items(&items);
         // A new array takes the items over (moved, not cloned: a clone of a child is an atomic
         // increment, and its drop with the `Vec` a decrement).
-        let arc = ARRAYS.intern(
+        let arc = front::intern(
+            &ARRAY_FRONT,
+            Remember::Shared,
+            &ARRAYS,
             hash,
             items,
             |a, items| a.len() == items.len() && a.iter().zip(items).all(|(x, y)| x.same(y)),
@@ -111,7 +114,10 @@ impl CompactValue {
         }
         let hash = hash_members(&members);
         // Moved into a new node, not cloned (see `array`).
-        let arc = OBJECTS.intern(
+        let arc = front::intern(
+            &OBJECT_FRONT,
+            Remember::Shared,
+            &OBJECTS,
             hash,
             members,
             |o, members| {
@@ -256,34 +262,25 @@ impl CompactValue {
     }
 }
 
-/// Slots of the per-thread front cache of [`intern_str`].
-const FRONT_SLOTS: usize = 1024;
-
-/// One slot of the front cache: a string's hash and the interned string.
-type FrontSlot = Option<(u64, Arc<str>)>;
-
 thread_local! {
-    /// Strings this thread interned recently, direct-mapped by hash. Decoding repeats the same
-    /// keys and values over and over; a hit skips the shared table's shard lock and weak
-    /// upgrade. It keeps at most `FRONT_SLOTS` strings alive per thread.
-    static FRONT: RefCell<Vec<FrontSlot>> = RefCell::new(vec![None; FRONT_SLOTS]);
+    /// Strings this thread interned recently (see [`front`]): at most 1024 kept alive.
+    static STRING_FRONT: front::Slots<str> = front::slots(1024);
+    /// Shared objects and arrays this thread met recently: at most 256 of each kept alive.
+    static OBJECT_FRONT: front::Slots<CompactMap> = front::slots(256);
+    static ARRAY_FRONT: front::Slots<[CompactValue]> = front::slots(256);
 }
 
 /// The interned `Arc<str>` equal to `s` (allocates only the first time `s` is seen).
 pub(crate) fn intern_str(s: &str) -> Arc<str> {
-    let hash = hash_str(s);
-    let slot = (hash as usize) & (FRONT_SLOTS - 1);
-    FRONT.with(|front| {
-        let mut front = front.borrow_mut();
-        if let Some((h, hit)) = &front[slot] {
-            if *h == hash && &**hit == s {
-                return hit.clone();
-            }
-        }
-        let interned = STRINGS.intern(hash, s, |x, s| x == *s, Arc::from);
-        front[slot] = Some((hash, interned.clone()));
-        interned
-    })
+    front::intern(
+        &STRING_FRONT,
+        Remember::All,
+        &STRINGS,
+        hash_str(s),
+        s,
+        |x, s| x == *s,
+        Arc::from,
+    )
 }
 
 /// Deep equality, short-cut by pointer identity (interned equal values are the same `Arc`).
