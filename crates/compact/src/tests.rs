@@ -228,3 +228,26 @@ fn same_at_agrees_with_comparing_what_each_path_points_to() {
         }
     }
 }
+
+/// The per-thread front caches remember a subtree once the shared table already held it, and
+/// never an object's own root (which would keep a whole dropped object alive).
+#[test]
+fn front_caches_keep_shared_subtrees_only() {
+    let object = |root: &str| {
+        CompactValue::from(&json!({"root": root, "shared": {"front-test": ["a", "b"]}}))
+    };
+    let holders = |v: &CompactValue| match v {
+        CompactValue::Object(o) => Arc::strong_count(o),
+        _ => unreachable!(),
+    };
+    let shared = |v: &CompactValue| v.get("shared").unwrap().clone();
+    let a = object("front-test-1");
+    assert_eq!(holders(&a), 1, "a new root is not remembered");
+    // Met once: held by `a` and the clone `shared` makes.
+    assert_eq!(holders(&shared(&a)), 2);
+    let b = object("front-test-2");
+    assert_eq!(holders(&b), 1);
+    assert!(shared(&a).same(&shared(&b)));
+    // Met twice: held by `a`, `b`, this thread's front and the clone.
+    assert_eq!(holders(&shared(&a)), 4);
+}
