@@ -251,3 +251,19 @@ fn front_caches_keep_shared_subtrees_only() {
     // Met twice: held by `a`, `b`, this thread's front and the clone.
     assert_eq!(holders(&shared(&a)), 4);
 }
+
+/// `-0.0` and `0.0` are equal numbers to `serde_json::Number` but different JSON: one must never
+/// be handed out for the other, whichever is alive (held by a cache, or by a front cache).
+#[test]
+fn negative_zero_is_not_interned_as_zero() {
+    let parse = |s: &str| -> CompactValue { serde_json::from_str(s).unwrap() };
+    let negative = [parse("[-0.0]"), parse("[-0.0]"), parse(r#"{"z":-0.0}"#)];
+    assert_eq!(serde_json::to_string(&parse("[0.0]")).unwrap(), "[0.0]");
+    assert_eq!(
+        serde_json::to_string(&parse(r#"{"z":0.0}"#)).unwrap(),
+        r#"{"z":0.0}"#
+    );
+    assert_eq!(serde_json::to_string(&negative[0]).unwrap(), "[-0.0]");
+    assert_ne!(parse("[0.0]"), negative[0]);
+    assert_eq!(parse("[1.5]"), parse("[1.5]"));
+}

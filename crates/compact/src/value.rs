@@ -240,7 +240,7 @@ impl CompactValue {
         match (self, other) {
             (CompactValue::Null, CompactValue::Null) => true,
             (CompactValue::Bool(a), CompactValue::Bool(b)) => a == b,
-            (CompactValue::Number(a), CompactValue::Number(b)) => a == b,
+            (CompactValue::Number(a), CompactValue::Number(b)) => same_number(a, b),
             (CompactValue::String(a), CompactValue::String(b)) => Arc::ptr_eq(a, b),
             (CompactValue::Array(a), CompactValue::Array(b)) => Arc::ptr_eq(a, b),
             (CompactValue::Object(a), CompactValue::Object(b)) => Arc::ptr_eq(a, b),
@@ -281,6 +281,12 @@ pub(crate) fn intern_str(s: &str) -> Arc<str> {
         |x, s| x == *s,
         Arc::from,
     )
+}
+
+/// Whether two numbers are written the same: `Number`'s own `==` has `-0.0` equal to `0.0`, and
+/// interning by it would hand out one for the other.
+fn same_number(a: &Number, b: &Number) -> bool {
+    a == b && (!a.is_f64() || a.as_f64().map(f64::to_bits) == b.as_f64().map(f64::to_bits))
 }
 
 /// Deep equality, short-cut by pointer identity (interned equal values are the same `Arc`).
