@@ -10,9 +10,10 @@
 //! `--typed` runs the same with k8s-openapi `Pod`s: handlers receive `Pod`s and the `node` and
 //! `app` index functions take `Pod`s. `--storage compact` (the default) is kcache-informer's
 //! `CompactInformer<Pod>` (the pipeline carries `Compact<Pod>`, each handler gets a `Pod`
-//! decoded from the shared tree; the index functions are registered with the `same_at` check
-//! of the paths they read, so an update leaving those calls neither); `--lazy` gives the same informer's handlers `LazyTyped<Pod>`s
-//! (decoded when read, once for all handlers); `--storage plain` is a `SharedIndexInformer<Pod>`.
+//! decoded from the shared tree; each index function is registered with the `same_at` check of
+//! the path it reads, so an update that leaves that path does not call it); `--lazy` gives the
+//! same informer's handlers `LazyTyped<Pod>`s (decoded when read, once for all handlers);
+//! `--storage plain` is a `SharedIndexInformer<Pod>`.
 //! The report names the mode in `objects_as` and `storage`. `--read` makes every handler read
 //! each object's `spec.nodeName` (in every mode), which a lazy handler pays a decode for.
 
