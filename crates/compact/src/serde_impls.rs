@@ -1,8 +1,10 @@
 //! JSON encoding and decoding of `CompactValue`: decoding interns as it goes, so a duplicate
 //! subtree is dropped as soon as it is complete and only its canonical copy is kept.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::Arc;
+use std::thread::LocalKey;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::ser::{SerializeMap, SerializeSeq};
@@ -86,19 +88,63 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CompactValue, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        let open = Open::new(&ITEMS);
         while let Some(v) = seq.next_element()? {
-            items.push(v);
+            ITEMS.with_borrow_mut(|items| items.push(v));
         }
-        Ok(CompactValue::array(items))
+        Ok(ITEMS.with_borrow_mut(|items| CompactValue::array_from(items, open.start)))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactValue, A::Error> {
-        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(0));
+        let open = Open::new(&MEMBERS);
         while let Some(k) = map.next_key_seed(KeySeed)? {
-            members.push((k, map.next_value()?));
+            let v = map.next_value()?;
+            MEMBERS.with_borrow_mut(|members| members.push((k, v)));
         }
-        Ok(CompactValue::from_members(members))
+        Ok(MEMBERS.with_borrow_mut(|members| CompactValue::object_from(members, open.start)))
+    }
+}
+
+thread_local! {
+    /// The items of the arrays this thread is decoding, innermost last: a nested array pushes
+    /// its items above its parent's and takes them off when it is complete, so one buffer,
+    /// grown once, serves every array (no `Vec` allocated, grown and freed per array).
+    static ITEMS: RefCell<Vec<CompactValue>> = const { RefCell::new(Vec::new()) };
+    /// The same for objects' members.
+    static MEMBERS: RefCell<Vec<(Arc<str>, CompactValue)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Elements a thread's stack keeps reserved between values.
+const KEPT: usize = 1024;
+
+/// A container being decoded on one of the stacks: where its elements start. If decoding fails
+/// (or unwinds) before it is complete, dropping this takes its elements off.
+struct Open<T: 'static> {
+    stack: &'static LocalKey<RefCell<Vec<T>>>,
+    start: usize,
+}
+
+impl<T> Open<T> {
+    fn new(stack: &'static LocalKey<RefCell<Vec<T>>>) -> Self {
+        let start = stack.with_borrow(Vec::len);
+        Open { stack, start }
+    }
+}
+
+impl<T> Drop for Open<T> {
+    fn drop(&mut self) {
+        // After a complete container this only bounds what an outermost one leaves reserved
+        // (one huge array would otherwise keep its size for the thread's life): its elements
+        // are drained already. `try_with`: a value decoded while the thread's locals are being
+        // destroyed.
+        let _ = self.stack.try_with(|stack| {
+            if let Ok(mut stack) = stack.try_borrow_mut() {
+                stack.truncate(self.start);
+                if self.start == 0 {
+                    stack.shrink_to(KEPT);
+                }
+            }
+        });
     }
 }
 
@@ -123,4 +169,10 @@ impl<'de> Visitor<'de> for KeySeed {
     fn visit_str<E>(self, v: &str) -> Result<Arc<str>, E> {
         Ok(intern_str(v))
     }
+}
+
+/// Elements on this thread's stacks (for tests: none between values).
+#[cfg(test)]
+pub(crate) fn open_elements() -> usize {
+    ITEMS.with_borrow(Vec::len) + MEMBERS.with_borrow(Vec::len)
 }

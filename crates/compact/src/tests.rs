@@ -267,3 +267,29 @@ fn negative_zero_is_not_interned_as_zero() {
     assert_ne!(parse("[0.0]"), negative[0]);
     assert_eq!(parse("[1.5]"), parse("[1.5]"));
 }
+
+/// Containers are decoded on per-thread stacks: one that fails half-way (at any depth) leaves
+/// nothing behind for the next value, and nested containers get exactly their own elements.
+#[test]
+fn a_value_that_fails_half_way_leaves_nothing_for_the_next() {
+    for broken in [
+        r#"{"a":[1,2,{"b":"#,
+        r#"[{"a":1},[true,{"x":[1,2,3]}],"#,
+        r#"{"a":{"b":{"c":[1,2,3] "d":1}}}"#,
+        r#"[1,2,3,{"k":-}]"#,
+    ] {
+        assert!(
+            serde_json::from_str::<CompactValue>(broken).is_err(),
+            "{broken}"
+        );
+        assert_eq!(crate::serde_impls::open_elements(), 0, "after {broken}");
+        let text = r#"{"z":[{"y":[1,[2,3],{}]},[]],"a":{"b":[{"c":null}]}}"#;
+        let v: CompactValue = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"a":{"b":[{"c":null}]},"z":[{"y":[1,[2,3],{}]},[]]}"#,
+            "after {broken}"
+        );
+        assert_eq!(crate::serde_impls::open_elements(), 0);
+    }
+}

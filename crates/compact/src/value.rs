@@ -77,18 +77,28 @@ impl CompactValue {
     }
 
     /// The interned array of these items.
-    pub fn array(items: Vec<CompactValue>) -> Self {
-        let hash = hash_items(&items);
+    pub fn array(mut items: Vec<CompactValue>) -> Self {
+        Self::array_from(&mut items, 0)
+    }
+
+    /// The interned array of the items `stack` holds from `start` on, which it drains: the
+    /// decoder builds every array on one reused stack, so a container costs no `Vec` of its own
+    /// (only the node, and only when it is new).
+    pub(crate) fn array_from(stack: &mut Vec<CompactValue>, start: usize) -> Self {
+        let hash = hash_items(&stack[start..]);
         // A new array takes the items over (moved, not cloned: a clone of a child is an atomic
-        // increment, and its drop with the `Vec` a decrement).
+        // increment, and its drop with the stack's a decrement); one allocation, at its length.
         let arc = front::intern(
             &ARRAY_FRONT,
             Remember::Shared,
             &ARRAYS,
             hash,
-            items,
-            |a, items| a.len() == items.len() && a.iter().zip(items).all(|(x, y)| x.same(y)),
-            Arc::from,
+            stack.drain(start..),
+            |a, items| {
+                let items = items.as_slice();
+                a.len() == items.len() && a.iter().zip(items).all(|(x, y)| x.same(y))
+            },
+            Arc::from_iter,
         );
         CompactValue::Array(arc)
     }
@@ -104,29 +114,42 @@ impl CompactValue {
         )
     }
 
-    /// [`object`](Self::object) for keys that are already interned (the decoder's path).
+    /// [`object`](Self::object) for keys that are already interned.
     pub(crate) fn from_members(mut members: Vec<(Arc<str>, CompactValue)>) -> Self {
+        Self::object_from(&mut members, 0)
+    }
+
+    /// The interned object of the members `stack` holds from `start` on, which it drains (see
+    /// [`array_from`](Self::array_from)); they are sorted by key and a repeated key keeps its
+    /// last value.
+    pub(crate) fn object_from(stack: &mut Vec<(Arc<str>, CompactValue)>, start: usize) -> Self {
+        let members = &mut stack[start..];
         if !members.is_sorted_by(|a, b| a.0 < b.0) {
             // Reverse then stable-sort: the last occurrence of a key comes first and survives.
             members.reverse();
             members.sort_by(|a, b| a.0.cmp(&b.0));
-            members.dedup_by(|later, kept| later.0 == kept.0);
+            if members.windows(2).any(|w| w[0].0 == w[1].0) {
+                let mut members = stack.split_off(start);
+                members.dedup_by(|later, kept| later.0 == kept.0);
+                return Self::from_members(members);
+            }
         }
-        let hash = hash_members(&members);
-        // Moved into a new node, not cloned (see `array`).
+        let hash = hash_members(&stack[start..]);
+        // Moved into a new node, not cloned (see `array_from`).
         let arc = front::intern(
             &OBJECT_FRONT,
             Remember::Shared,
             &OBJECTS,
             hash,
-            members,
+            stack.drain(start..),
             |o, members| {
+                let members = members.as_slice();
                 o.len() == members.len()
                     && o.iter()
                         .zip(members)
                         .all(|(x, y)| Arc::ptr_eq(&x.0, &y.0) && x.1.same(&y.1))
             },
-            Arc::from,
+            Arc::from_iter,
         );
         CompactValue::Object(arc)
     }
