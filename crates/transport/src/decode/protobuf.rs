@@ -332,7 +332,8 @@ fn write_map(o: &mut Object<'_>, key: &str, entries: &[&[u8]]) -> Result<(), Err
 }
 
 /// `OwnerReference` {1: kind, 3: name, 4: uid, 5: apiVersion, 6: controller,
-/// 7: blockOwnerDeletion}.
+/// 7: blockOwnerDeletion}. Its four strings are written even when empty, as Go's JSON has them
+/// (no `omitempty`): a reader that requires them gets what the server's JSON would give it.
 fn owner_reference(out: &mut Vec<u8>, buf: &[u8]) -> Result<(), Error> {
     let mut s: [Option<&[u8]>; 6] = [None; 6];
     let (mut controller, mut block) = (None, None);
@@ -346,10 +347,10 @@ fn owner_reference(out: &mut Vec<u8>, buf: &[u8]) -> Result<(), Error> {
         }
     }
     let mut o = Object::open(out);
-    o.string("apiVersion", s[5])?;
-    o.string("kind", s[1])?;
-    o.string("name", s[3])?;
-    o.string("uid", s[4])?;
+    for (key, field) in [("apiVersion", 5), ("kind", 1), ("name", 3), ("uid", 4)] {
+        o.key(key);
+        json_string(o.out, text(s[field].unwrap_or_default())?)?;
+    }
     if let Some(c) = controller {
         o.raw("controller", if c { b"true" } else { b"false" });
     }
@@ -392,4 +393,21 @@ fn managed_fields_entry(out: &mut Vec<u8>, buf: &[u8]) -> Result<(), Error> {
     o.string("subresource", s[8])?;
     o.close();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_owner_reference_has_its_four_strings_even_when_empty() {
+        // kind "Deployment" (field 1), controller true (field 6); no name, uid or apiVersion.
+        let msg = [b"\x0a\x0aDeployment".as_slice(), b"\x30\x01"].concat();
+        let mut out = Vec::new();
+        owner_reference(&mut out, &msg).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"apiVersion":"","kind":"Deployment","name":"","uid":"","controller":true}"#
+        );
+    }
 }
