@@ -12,7 +12,8 @@
 //! (k8s-openapi structs, the factory's `informer`), `compact` (the factory's `compact_informer`:
 //! the pipeline keeps `Compact<K>`, the handler gets typed objects; with `--metadata`,
 //! `compact_metadata_informer`) or `object` (untyped [`CompactObject`]s, structurally shared);
-//! the report names it in `storage`. `--account` adds where the memory went.
+//! the report names it in `storage`; with `compact`, `--lazy` registers the counting handler as a
+//! lazy one (`LazyTyped<K>`, nothing decoded for it). `--account` adds where the memory went.
 //!
 //! `--relist` then forces a relist and measures it: the peak RSS so far is recorded as
 //! `peak_rss_sync_bytes` and reset (`/proc/self/clear_refs`), the server is asked to expire every
@@ -97,6 +98,10 @@ pub struct Args {
     /// `--metadata`): by default they ask for protobuf first, as client-go's metadata client does.
     #[arg(long)]
     no_protobuf: bool,
+    /// With `--storage compact`: the counting handler is a lazy one (`LazyTyped<K>`, decoded
+    /// only when read, as podsync's `--lazy`): what a handler that needs no typed object saves.
+    #[arg(long)]
+    lazy: bool,
     /// Also report where the memory goes (`account` in the JSON line, see [`crate::account`]):
     /// counts heap bytes from the start, and after the sync lists the objects once more (plain
     /// storage: the cache holds decoded objects) and shuts the informer down to weigh the pieces. Slower; not for timing runs.
@@ -143,6 +148,10 @@ pub fn run(args: Args) {
         eprintln!(
             "kcache-bench: --metadata caches PartialObjectMeta; use --storage plain or compact"
         );
+        std::process::exit(2);
+    }
+    if args.lazy && args.storage != Storage::Compact {
+        eprintln!("kcache-bench: --lazy needs --storage compact");
         std::process::exit(2);
     }
     crate::heap::release_freed_memory_promptly();
@@ -230,6 +239,7 @@ where
     fields["compression"] = (!args.disable_compression).into();
     fields["protobuf"] = (args.metadata && !args.no_protobuf).into();
     fields["watch_list"] = (!args.no_watch_list).into();
+    fields["lazy"] = args.lazy.into();
     if let Some(account) = account {
         fields["account"] = account;
     }
@@ -249,8 +259,13 @@ async fn compact<K>(
 where
     K: Object + serde::de::DeserializeOwned,
 {
-    let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
-    let fields = measure(&factory, client, informer.informer(), add, args, deadline).await;
+    let fields = if args.lazy {
+        let add = |h| drop(informer.add_lazy_event_handler(h).expect("a new informer"));
+        measure(&factory, client, informer.informer(), add, args, deadline).await
+    } else {
+        let add = |h| drop(informer.add_event_handler(h).expect("a new informer"));
+        measure(&factory, client, informer.informer(), add, args, deadline).await
+    };
     // Only the informer underneath is weighed: dropping the typed wrapper first lets the
     // factory's shutdown free everything.
     let inner = informer.informer().clone();
