@@ -21,7 +21,6 @@ use http_body_util::BodyDataStream;
 use hyper::body::Incoming;
 use kcache_core::{BoxError, Error};
 
-use crate::decode::PartialListTranscoder;
 use tokio_util::io::{ReaderStream, StreamReader};
 
 /// The most decompressed bytes handed to a decoder at once.
@@ -42,7 +41,6 @@ pin_project_lite::pin_project! {
     #[project = InnerProj]
     enum Inner {
         Plain { #[pin] body: BodyDataStream<Incoming> },
-        Transcoded { body: Pin<Box<ResponseBody>>, transcoder: PartialListTranscoder, ended: bool },
         Gzip { #[pin] body: ReaderStream<GzipDecoder<StreamReader<Compressed, Bytes>>> },
     }
 }
@@ -51,7 +49,6 @@ impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let encoding = match self.inner {
             Inner::Plain { .. } => "identity",
-            Inner::Transcoded { .. } => "protobuf, transcoded",
             Inner::Gzip { .. } => "gzip",
         };
         f.debug_struct("ResponseBody")
@@ -94,18 +91,6 @@ impl ResponseBody {
         }
     }
 
-    /// This body, a protobuf `PartialObjectMetadataList`, as the JSON list, rewritten item by
-    /// item as it arrives (see `decode::protobuf_list`); no field may pass `max_object_size`.
-    pub(crate) fn partial_list_from_protobuf(self, max_object_size: usize) -> ResponseBody {
-        ResponseBody {
-            inner: Inner::Transcoded {
-                body: Box::pin(self),
-                transcoder: PartialListTranscoder::new(max_object_size),
-                ended: false,
-            },
-        }
-    }
-
     /// Reads the whole body, failing once it passes `limit` decoded bytes.
     pub(crate) async fn read_to_end(self, limit: usize) -> Result<Bytes, Error> {
         let mut body = std::pin::pin!(self);
@@ -131,32 +116,6 @@ impl Stream for ResponseBody {
             InnerProj::Plain { body } => body
                 .poll_next(cx)
                 .map(|o| o.map(|r| r.map_err(BoxError::from))),
-            InnerProj::Transcoded {
-                body,
-                transcoder,
-                ended,
-            } => loop {
-                if *ended {
-                    return Poll::Ready(None);
-                }
-                let mut json = Vec::new();
-                let rewritten = match std::task::ready!(body.as_mut().poll_next(cx)) {
-                    Some(Ok(chunk)) => transcoder.push(&chunk, &mut json),
-                    Some(Err(e)) => Err(Error::Request(e)),
-                    None => {
-                        *ended = true;
-                        transcoder.finish(&mut json)
-                    }
-                };
-                match rewritten {
-                    Ok(()) if json.is_empty() => {}
-                    Ok(()) => return Poll::Ready(Some(Ok(json.into()))),
-                    Err(e) => {
-                        *ended = true;
-                        return Poll::Ready(Some(Err(e.into())));
-                    }
-                }
-            },
             InnerProj::Gzip { body } => body.poll_next(cx).map(|o| {
                 o.map(|r| {
                     r.map_err(|e| -> BoxError {

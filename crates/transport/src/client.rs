@@ -220,13 +220,14 @@ impl Client {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with(protobuf::PROTOBUF));
-        let mut body = ResponseBody::of(resp)?;
-        if protobuf {
-            // Only asked for by metadata-only lists (`Config::metadata_protobuf`): rewritten as
-            // the JSON list while it arrives, then decoded like one.
-            body = body.partial_list_from_protobuf(self.inner.max_object_size);
-        }
-        Ok(ListStream::new(body, self.inner.max_object_size))
+        let body = ResponseBody::of(resp)?;
+        let max = self.inner.max_object_size;
+        Ok(if protobuf {
+            // Only asked for by metadata-only lists (`Config::metadata_protobuf`).
+            ListStream::partial_protobuf(body, max)
+        } else {
+            ListStream::new(body, max)
+        })
     }
 
     /// Starts a watch: no rate limit, no retries, no timeout (the server ends it).

@@ -21,7 +21,8 @@ pub(crate) const ACCEPT_PARTIAL: &str =
 pub(crate) const ACCEPT_PARTIAL_LIST: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 /// `Accept` for a list with `Config::metadata_protobuf`: protobuf first, as client-go's metadata
-/// client asks (`decode::protobuf_list` rewrites it into the JSON list), then JSON, then plain JSON.
+/// client asks (`decode::protobuf_list` splits it, `decode::protobuf` decodes its items), then
+/// JSON, then plain JSON.
 pub(crate) const ACCEPT_PARTIAL_LIST_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 impl<K: 'static> Api<K> {

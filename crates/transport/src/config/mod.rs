@@ -67,8 +67,8 @@ pub struct Config {
     pub disable_compression: bool,
     /// Ask for metadata-only lists in protobuf first, as client-go's metadata client always
     /// does (`metadata.go`); on by default. kube-apiserver encodes a list's protobuf in about
-    /// half its JSON time and a third of its bytes, and kcache rewrites each item into JSON as it
-    /// arrives, so the list is decoded while the server sends it, as a JSON list is. A server
+    /// half its JSON time and a third of its bytes, and kcache decodes each item from protobuf as
+    /// it arrives, so the list is decoded while the server sends it, as a JSON list is. A server
     /// without protobuf (kcache-testserver) answers the JSON alternative the `Accept` header
     /// also offers. Watches and single objects stay JSON.
     pub metadata_protobuf: bool,

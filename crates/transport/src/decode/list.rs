@@ -21,6 +21,8 @@ use serde::de::DeserializeOwned;
 
 use super::batch::{joined, max_in_flight, spawn_decode, RawBatch};
 use super::naming::named;
+use super::protobuf::decode_partial_item;
+use super::protobuf_list::PartialListSplitter;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
 use super::trim::{keep, Trim};
 
@@ -299,6 +301,58 @@ fn decode_item<K: DeserializeOwned>(index: usize, bytes: &[u8]) -> Result<K, Err
         .map_err(|e| Error::decode(named(&format!("list item {index}"), bytes), e))
 }
 
+/// What splits a list body into its items: a JSON list, or a protobuf
+/// `PartialObjectMetadataList` (whose items decode straight from protobuf).
+#[derive(Debug)]
+enum Splitter<K> {
+    Json(ListDecoder<K>),
+    PartialProtobuf(PartialListSplitter),
+}
+
+impl<K: DeserializeOwned> Splitter<K> {
+    fn push_raw(
+        &mut self,
+        chunk: &[u8],
+        on_item: impl FnMut(usize, &[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        match self {
+            Splitter::Json(d) => d.push_raw(chunk, on_item),
+            Splitter::PartialProtobuf(s) => s.push(chunk, on_item),
+        }
+    }
+
+    /// Decodes every item that completes in `chunk`, in order, into `out`.
+    fn push(&mut self, chunk: &[u8], out: &mut VecDeque<K>) -> Result<(), Error> {
+        let decode = self.item_decoder();
+        self.push_raw(chunk, |index, bytes| {
+            out.push_back(decode(index, bytes)?);
+            Ok(())
+        })
+    }
+
+    /// How an item's bytes decode.
+    fn item_decoder(&self) -> fn(usize, &[u8]) -> Result<K, Error> {
+        match self {
+            Splitter::Json(_) => decode_item,
+            Splitter::PartialProtobuf(_) => decode_partial_item,
+        }
+    }
+
+    fn metadata(&self) -> Option<&ListMeta> {
+        match self {
+            Splitter::Json(d) => d.metadata(),
+            Splitter::PartialProtobuf(s) => s.metadata(),
+        }
+    }
+
+    fn finish(&mut self) -> Result<ListMeta, Error> {
+        match self {
+            Splitter::Json(d) => d.finish(),
+            Splitter::PartialProtobuf(s) => s.finish(),
+        }
+    }
+}
+
 pin_project_lite::pin_project! {
     /// The items of a list response, decoded one at a time as the body arrives.
     ///
@@ -307,7 +361,7 @@ pin_project_lite::pin_project! {
     pub struct ListStream<S, K> {
         #[pin]
         body: S,
-        decoder: ListDecoder<K>,
+        decoder: Splitter<K>,
         ready: VecDeque<K>,
         metadata: Option<ListMeta>,
         failed: Option<Error>,
@@ -319,9 +373,23 @@ pin_project_lite::pin_project! {
 impl<S, K: DeserializeOwned> ListStream<S, K> {
     /// Decodes `body`, failing on items larger than `max_object_size` bytes.
     pub fn new(body: S, max_object_size: usize) -> Self {
+        Self::split_by(body, Splitter::Json(ListDecoder::new(max_object_size)))
+    }
+
+    /// Decodes `body`, a protobuf `PartialObjectMetadataList` (what a metadata-only list asks
+    /// for first, as client-go's metadata client does): each item decodes as `K` straight from
+    /// its protobuf bytes, seen as the JSON the server would have sent.
+    pub(crate) fn partial_protobuf(body: S, max_object_size: usize) -> Self {
+        Self::split_by(
+            body,
+            Splitter::PartialProtobuf(PartialListSplitter::new(max_object_size)),
+        )
+    }
+
+    fn split_by(body: S, decoder: Splitter<K>) -> Self {
         ListStream {
             body,
-            decoder: ListDecoder::new(max_object_size),
+            decoder,
             ready: VecDeque::new(),
             metadata: None,
             failed: None,
@@ -404,6 +472,7 @@ where
                 }),
             };
         }
+        let decode = decoder.item_decoder();
         let mut body = std::pin::pin!(body);
         let mut batch = RawBatch::default();
         let mut in_flight: VecDeque<tokio::task::JoinHandle<Result<Vec<T>, Error>>> =
@@ -425,10 +494,12 @@ where
             if batch.bytes() >= RawBatch::TARGET_BYTES {
                 let full = std::mem::take(&mut batch);
                 let Some(pool) = &pool else {
-                    items.extend(decode_batch(full, finish)?);
+                    items.extend(decode_batch(full, decode, finish)?);
                     continue;
                 };
-                in_flight.push_back(spawn_decode(pool, move || decode_batch(full, finish)));
+                in_flight.push_back(spawn_decode(pool, move || {
+                    decode_batch(full, decode, finish)
+                }));
                 while in_flight.len() > max_in_flight {
                     if let Some(done) = in_flight.pop_front() {
                         items.extend(joined(done.await, "list items")?);
@@ -437,7 +508,7 @@ where
             }
         };
         // The rest decodes here while the pool finishes; the items before it come first.
-        let last = decode_batch(batch, finish);
+        let last = decode_batch(batch, decode, finish);
         for done in in_flight {
             items.extend(joined(done.await, "list items")?);
         }
@@ -450,14 +521,15 @@ where
     }
 }
 
-/// Decodes every item of `batch`, stopping at the first failure.
-fn decode_batch<K: DeserializeOwned, T>(
+/// Decodes every item of `batch` with `decode`, stopping at the first failure.
+fn decode_batch<K, T>(
     batch: RawBatch,
+    decode: fn(usize, &[u8]) -> Result<K, Error>,
     finish: impl Fn(K) -> T,
 ) -> Result<Vec<T>, Error> {
     let mut out = Vec::with_capacity(batch.len());
     for (index, bytes) in batch.values() {
-        out.push(finish(decode_item(index, bytes)?));
+        out.push(finish(decode(index, bytes)?));
     }
     Ok(out)
 }

@@ -10,6 +10,5 @@ mod trim;
 mod watch;
 
 pub use list::{ListDecoder, ListStream};
-pub(crate) use protobuf_list::PartialListTranscoder;
 pub use trim::{exact_copy, keep, Trim};
 pub use watch::{decode_event, WatchDecoder, WatchEventStream, DEFAULT_MAX_OBJECT_SIZE};

@@ -1,7 +1,7 @@
-//! A protobuf `PartialObjectMetadataList` body turned into the JSON list while it arrives: each
-//! item is rewritten (see [`super::protobuf`]) as soon as its last byte is in, so the list
-//! decoder behind it decodes items while the server is still sending, and the client never
-//! holds the whole body. (client-go reads the body whole, then decodes it.)
+//! A protobuf `PartialObjectMetadataList` body split into its items while it arrives: each item
+//! is handed over (to be decoded through [`super::protobuf`]) as soon as its last byte is in, so
+//! items decode while the server is still sending, and the client never holds the whole body.
+//! (client-go reads the body whole, then decodes it.)
 //!
 //! The wire: `k8s\0`, then a `runtime.Unknown` {1: TypeMeta, 2: raw, 3: contentEncoding,
 //! 4: contentType} whose `raw` is the list {1: ListMeta, 2: repeated PartialObjectMetadata}.
@@ -9,17 +9,11 @@
 //! Only the fields around the list are buffered whole, each up to the client's largest object
 //! ([`Config::max_object_size`](crate::Config::max_object_size)); `raw` is read field by field.
 
-use kcache_core::Error;
+use kcache_core::{Error, ListMeta};
 
-use super::protobuf::{
-    envelope_kind, malformed, text, write_list_meta, write_partial_object, MAGIC,
-};
+use super::protobuf::{envelope_kind, list_meta, malformed, text, MAGIC};
 
-/// What the JSON list starts with; its `metadata` comes after the items, once it has been read.
-const PREFIX: &[u8] =
-    br#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1","items":["#;
-
-/// Where the transcoder is in the body.
+/// Where the splitter is in the body.
 #[derive(Debug, Clone, Copy)]
 enum Stage {
     /// Before the `k8s\0` magic.
@@ -40,25 +34,25 @@ struct Header {
     body: usize,
 }
 
-/// Rewrites a protobuf `PartialObjectMetadataList` body as its JSON list, chunk by chunk.
+/// Splits a protobuf `PartialObjectMetadataList` body into its items, chunk by chunk.
 #[derive(Debug)]
-pub struct PartialListTranscoder {
-    /// Received bytes not yet rewritten: at most one incomplete field.
+pub struct PartialListSplitter {
+    /// Received bytes not yet read: at most one incomplete field.
     pending: Vec<u8>,
     stage: Stage,
     /// The envelope's `TypeMeta` named `PartialObjectMetadataList`.
     kind_checked: bool,
     list_seen: bool,
     items: usize,
-    list_meta: Option<Vec<u8>>,
+    list_meta: Option<ListMeta>,
     max_object_size: usize,
 }
 
-impl PartialListTranscoder {
-    /// A transcoder failing on any field (an item, the list's metadata) larger than
+impl PartialListSplitter {
+    /// A splitter failing on any field (an item, the list's metadata) larger than
     /// `max_object_size` bytes.
     pub fn new(max_object_size: usize) -> Self {
-        PartialListTranscoder {
+        PartialListSplitter {
             pending: Vec::new(),
             stage: Stage::Magic,
             kind_checked: false,
@@ -69,17 +63,27 @@ impl PartialListTranscoder {
         }
     }
 
-    /// Reads `chunk`, appending to `out` the JSON of every item it completes.
-    pub fn push(&mut self, chunk: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
+    /// Reads `chunk`, handing every item it completes to `on_item` with its index in the list
+    /// (a `PartialObjectMetadata` message's bytes).
+    pub fn push(
+        &mut self,
+        chunk: &[u8],
+        on_item: impl FnMut(usize, &[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         self.pending.extend_from_slice(chunk);
         let mut pos = 0;
-        let result = self.rewrite(&mut pos, out);
+        let result = self.split(&mut pos, on_item);
         self.pending.drain(..pos);
         result
     }
 
-    /// Ends the body: appends the rest of the JSON list, or fails if the body was cut short.
-    pub fn finish(&mut self, out: &mut Vec<u8>) -> Result<(), Error> {
+    /// The list's metadata, once it has been read (it comes before the items).
+    pub fn metadata(&self) -> Option<&ListMeta> {
+        self.list_meta.as_ref()
+    }
+
+    /// Ends the body: the list's metadata, or an error if the body was cut short.
+    pub fn finish(&mut self) -> Result<ListMeta, Error> {
         match self.stage {
             Stage::Magic => return Err(malformed("the body ends before the k8s protobuf magic")),
             Stage::List { left } => {
@@ -96,14 +100,15 @@ impl PartialListTranscoder {
             }
             Stage::Envelope => {}
         }
-        out.extend_from_slice(br#"],"metadata":"#);
-        write_list_meta(out, self.list_meta.as_deref().unwrap_or_default())?;
-        out.push(b'}');
-        Ok(())
+        Ok(self.list_meta.take().unwrap_or_default())
     }
 
-    /// Rewrites every complete field from `pending[*pos..]`, advancing `pos` past them.
-    fn rewrite(&mut self, pos: &mut usize, out: &mut Vec<u8>) -> Result<(), Error> {
+    /// Reads every complete field from `pending[*pos..]`, advancing `pos` past them.
+    fn split(
+        &mut self,
+        pos: &mut usize,
+        mut on_item: impl FnMut(usize, &[u8]) -> Result<(), Error>,
+    ) -> Result<(), Error> {
         loop {
             let buf = &self.pending[*pos..];
             match self.stage {
@@ -136,7 +141,6 @@ impl PartialListTranscoder {
                             left: h.body as u64,
                         };
                         *pos += h.len;
-                        out.extend_from_slice(PREFIX);
                         continue;
                     }
                     let Some(body) = complete(buf, &h, "an envelope field", self.max_object_size)?
@@ -179,13 +183,9 @@ impl PartialListTranscoder {
                         return Ok(());
                     };
                     match (h.number, h.wire) {
-                        (1, 2) => self.list_meta = Some(body.to_vec()),
+                        (1, 2) => self.list_meta = Some(list_meta(body)?),
                         (2, 2) => {
-                            if self.items > 0 {
-                                out.push(b',');
-                            }
-                            write_partial_object(out, body)
-                                .map_err(|e| malformed(format!("{what}: {e}")))?;
+                            on_item(self.items, body)?;
                             self.items += 1;
                         }
                         _ => {}
@@ -247,7 +247,7 @@ fn header(buf: &[u8]) -> Result<Option<Header>, Error> {
 }
 
 /// The value of the field `h` heads, once `buf` holds all of it; an error naming `what` if it is
-/// larger than `max` bytes (it would never be rewritten, only buffered).
+/// larger than `max` bytes (it would never be handed over, only buffered).
 fn complete<'b>(
     buf: &'b [u8],
     h: &Header,
@@ -265,6 +265,10 @@ fn complete<'b>(
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kcache_core::PartialObjectMeta;
+
+    use super::super::protobuf::decode_partial_item;
     use super::*;
 
     /// A list kube-apiserver 1.20.2 sent for
@@ -273,59 +277,82 @@ mod tests {
     const PROTOBUF_LIST: &[u8] = include_bytes!("../../tests/fixtures/partial-list.pb");
     const JSON_LIST: &[u8] = include_bytes!("../../tests/fixtures/partial-list.json");
 
-    /// Transcodes `body` fed in chunks of `size` bytes; the JSON and how many bytes each push
-    /// produced.
-    fn transcode(body: &[u8], size: usize) -> Result<(Vec<u8>, Vec<usize>), Error> {
-        let mut t = PartialListTranscoder::new(1 << 20);
-        let mut json = Vec::new();
+    /// Splits `body` fed in chunks of `size` bytes and decodes each item as `K`; the items, the
+    /// list's metadata and how many items each push completed.
+    fn split<K: serde::de::DeserializeOwned>(
+        body: &[u8],
+        size: usize,
+    ) -> Result<(Vec<K>, ListMeta, Vec<usize>), Error> {
+        let mut s = PartialListSplitter::new(1 << 20);
+        let mut items = Vec::new();
         let mut produced = Vec::new();
         for chunk in body.chunks(size) {
-            let before = json.len();
-            t.push(chunk, &mut json)?;
-            produced.push(json.len() - before);
+            let before = items.len();
+            s.push(chunk, |index, item| {
+                assert_eq!(index, items.len());
+                items.push(decode_partial_item(index, item)?);
+                Ok(())
+            })?;
+            produced.push(items.len() - before);
         }
-        t.finish(&mut json)?;
-        Ok((json, produced))
+        let meta = s.finish()?;
+        Ok((items, meta, produced))
     }
 
     #[test]
-    fn transcodes_what_the_server_sends_as_json() {
+    fn decodes_what_the_server_sends_as_json() {
         let servers: serde_json::Value = serde_json::from_slice(JSON_LIST).unwrap();
         for size in [1, 7, 64, PROTOBUF_LIST.len()] {
-            let (json, _) = transcode(PROTOBUF_LIST, size).unwrap();
-            let ours: serde_json::Value = serde_json::from_slice(&json).unwrap();
-            assert_eq!(ours, servers, "chunks of {size} bytes");
-            assert_eq!(ours["items"].as_array().unwrap().len(), 3);
+            let (items, meta, _) = split::<serde_json::Value>(PROTOBUF_LIST, size).unwrap();
+            assert_eq!(
+                serde_json::Value::Array(items),
+                servers["items"],
+                "chunks of {size} bytes"
+            );
+            assert_eq!(serde_json::to_value(&meta).unwrap(), servers["metadata"]);
         }
+    }
+
+    #[test]
+    fn decodes_typed_objects_as_from_the_servers_json() {
+        let servers: serde_json::Value = serde_json::from_slice(JSON_LIST).unwrap();
+        let from_json: Vec<PartialObjectMeta<ConfigMap>> =
+            serde_json::from_value(servers["items"].clone()).unwrap();
+        let (items, _, _) = split::<PartialObjectMeta<ConfigMap>>(PROTOBUF_LIST, 64).unwrap();
+        assert_eq!(items, from_json);
+        assert_eq!(items.len(), 3);
     }
 
     #[test]
     fn items_come_out_before_the_body_ends() {
-        let mut t = PartialListTranscoder::new(1 << 20);
-        let mut out = Vec::new();
+        let mut s = PartialListSplitter::new(1 << 20);
+        let mut items = 0;
         // The fixture's first item is 1,208 bytes, its second ends at byte 1,443.
         let cut = 1_337;
         for chunk in PROTOBUF_LIST[..cut].chunks(64) {
-            t.push(chunk, &mut out).unwrap();
+            s.push(chunk, |_, _| {
+                items += 1;
+                Ok(())
+            })
+            .unwrap();
             // The pending bytes never hold more than one field.
-            assert!(t.pending.len() < 1_300, "{} bytes pending", t.pending.len());
+            assert!(s.pending.len() < 1_300, "{} bytes pending", s.pending.len());
         }
-        let items = |json: &[u8]| {
-            json.windows(23)
-                .filter(|w| w == br#""PartialObjectMetadata""#)
-                .count()
-        };
-        // The first item is rewritten before the body ends.
-        assert!(items(&out) >= 1, "{}", String::from_utf8_lossy(&out));
-        t.push(&PROTOBUF_LIST[cut..], &mut out).unwrap();
-        t.finish(&mut out).unwrap();
-        assert_eq!(items(&out), 3);
+        // The first item is handed over before the body ends.
+        assert!(items >= 1);
+        s.push(&PROTOBUF_LIST[cut..], |_, _| {
+            items += 1;
+            Ok(())
+        })
+        .unwrap();
+        s.finish().unwrap();
+        assert_eq!(items, 3);
     }
 
     #[test]
     fn truncated_body_is_an_error_not_a_panic() {
         for cut in [0, 3, 10, PROTOBUF_LIST.len() / 2, PROTOBUF_LIST.len() - 1] {
-            let err = transcode(&PROTOBUF_LIST[..cut], 16).unwrap_err();
+            let err = split::<serde_json::Value>(&PROTOBUF_LIST[..cut], 16).unwrap_err();
             assert!(
                 err.to_string().contains("PartialObjectMetadataList"),
                 "{err}"
@@ -335,8 +362,8 @@ mod tests {
 
     #[test]
     fn an_item_over_the_limit_is_refused_by_index() {
-        let mut t = PartialListTranscoder::new(100);
-        let err = t.push(PROTOBUF_LIST, &mut Vec::new()).unwrap_err();
+        let mut s = PartialListSplitter::new(100);
+        let err = s.push(PROTOBUF_LIST, |_, _| Ok(())).unwrap_err();
         assert!(err.to_string().contains("list item 0 is"), "{err}");
         assert!(err.to_string().contains("limit of 100 bytes"), "{err}");
     }
@@ -350,13 +377,13 @@ mod tests {
         body.push(type_meta.len() as u8);
         body.extend_from_slice(&type_meta);
         body.extend_from_slice(b"\x12\x00");
-        let err = transcode(&body, 5).unwrap_err();
+        let err = split::<serde_json::Value>(&body, 5).unwrap_err();
         assert!(err.to_string().contains("ConfigMapList"), "{err}");
     }
 
     #[test]
     fn json_is_not_protobuf() {
-        let err = transcode(br#"{"kind":"List"}"#, 2).unwrap_err();
+        let err = split::<serde_json::Value>(br#"{"kind":"List"}"#, 2).unwrap_err();
         assert!(err.to_string().contains("magic"), "{err}");
     }
 }
