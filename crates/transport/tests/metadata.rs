@@ -74,8 +74,8 @@ async fn get_list_watch_and_patch_metadata_only() {
 
 /// `Config::metadata_protobuf` asks for protobuf first; a server without protobuf (as the test
 /// server) answers the JSON alternative, and the list decodes the same. (Against kube-apiserver
-/// the protobuf answer is rewritten by `decode::protobuf_list`, whose unit tests replay one it
-/// sent; it is the default, so every metadata-only list of the envtest and kind tiers takes it.)
+/// the protobuf answer is decoded by `decode::protobuf`, whose unit tests replay one it sent; it
+/// is the default, so every metadata-only list of the envtest and kind tiers takes it.)
 #[tokio::test]
 async fn protobuf_first_lists_fall_back_to_json() {
     let cluster = TestCluster::start().await.unwrap();
