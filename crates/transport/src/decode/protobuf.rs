@@ -253,12 +253,15 @@ impl<'de, const N: usize> MapAccess<'de> for Members<'de, N> {
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, DeError> {
-        let value = self
-            .value
-            .take()
-            .ok_or_else(|| DeError("a value without its key".into()))?;
-        seed.deserialize(value)
+        seed.deserialize(pending(&mut self.value)?)
     }
+}
+
+/// The value whose key a map access handed over last.
+fn pending<T>(value: &mut Option<T>) -> Result<T, DeError> {
+    value
+        .take()
+        .ok_or_else(|| DeError("a value asked for before its key".into()))
 }
 
 /// The entries of a `map<string, string>`.
@@ -291,11 +294,7 @@ impl<'de> MapAccess<'de> for StringMap<'de> {
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, DeError> {
-        let value = self
-            .value
-            .take()
-            .ok_or_else(|| DeError("a value without its key".into()))?;
-        seed.deserialize(Node::Str(value))
+        seed.deserialize(Node::Str(pending(&mut self.value)?))
     }
 }
 
