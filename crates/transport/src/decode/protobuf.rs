@@ -38,6 +38,21 @@ enum Value<'a> {
     Fixed,
 }
 
+/// A varint at the start of `buf` and its length; `None` if `buf` ends inside it.
+pub(super) fn varint(buf: &[u8]) -> Result<Option<(u64, usize)>, Error> {
+    let mut value = 0u64;
+    for (i, &b) in buf.iter().enumerate().take(10) {
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Ok(Some((value, i + 1)));
+        }
+    }
+    if buf.len() >= 10 {
+        return Err(malformed("a varint is longer than 10 bytes"));
+    }
+    Ok(None)
+}
+
 /// Reads the fields of one message.
 struct Fields<'a> {
     buf: &'a [u8],
@@ -45,15 +60,9 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn varint(&mut self) -> Result<u64, Error> {
-        let mut value = 0u64;
-        for (i, &b) in self.buf.iter().enumerate().take(10) {
-            value |= u64::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                self.buf = &self.buf[i + 1..];
-                return Ok(value);
-            }
-        }
-        Err(malformed("a varint is truncated or longer than 10 bytes"))
+        let (value, n) = varint(self.buf)?.ok_or_else(|| malformed("a varint is truncated"))?;
+        self.buf = &self.buf[n..];
+        Ok(value)
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
@@ -104,14 +113,7 @@ pub(super) fn text(bytes: &[u8]) -> Result<&str, Error> {
 
 /// The envelope's `TypeMeta` {1: apiVersion, 2: kind}: the kind it names.
 pub(super) fn envelope_kind(type_meta: &[u8]) -> Result<&str, Error> {
-    let mut kind = "";
-    let mut t = fields(type_meta);
-    while let Some((n, v)) = t.next_field()? {
-        if let (2, Value::Bytes(k)) = (n, v) {
-            kind = text(k)?;
-        }
-    }
-    Ok(kind)
+    message(type_meta, 2)?.map_or(Ok(""), text)
 }
 
 /// `ListMeta` {1: selfLink, 2: resourceVersion, 3: continue, 4: remainingItemCount}.
@@ -383,13 +385,7 @@ impl<'de> Node<'de> {
             Node::Owned(s) => visitor.visit_string(s),
             Node::Int(i) => visitor.visit_i64(i),
             Node::Bool(b) => visitor.visit_bool(b),
-            Node::Json(raw) => {
-                let mut json = serde_json::Deserializer::from_slice(raw);
-                let value = de::Deserializer::deserialize_any(&mut json, visitor)
-                    .map_err(|e| DeError(format!("fieldsV1: {e}")))?;
-                json.end().map_err(|e| DeError(format!("fieldsV1: {e}")))?;
-                Ok(value)
-            }
+            Node::Json(raw) => json(raw, |d| de::Deserializer::deserialize_any(d, visitor)),
             Node::ObjectMeta(buf) => object_meta(buf, visitor),
             Node::OwnerReference(buf) => owner_reference(buf, visitor),
             Node::ManagedFieldsEntry(buf) => managed_fields_entry(buf, visitor),
@@ -405,6 +401,19 @@ impl<'de> Node<'de> {
     }
 }
 
+/// Reads raw JSON (`fieldsV1`) with `read`, which must take all of it.
+fn json<'de, T>(
+    raw: &'de [u8],
+    read: impl FnOnce(
+        &mut serde_json::Deserializer<serde_json::de::SliceRead<'de>>,
+    ) -> serde_json::Result<T>,
+) -> Result<T, DeError> {
+    let mut d = serde_json::Deserializer::from_slice(raw);
+    read(&mut d)
+        .and_then(|value| d.end().map(|()| value))
+        .map_err(|e| DeError(format!("fieldsV1: {e}")))
+}
+
 impl<'de> de::Deserializer<'de> for Node<'de> {
     type Error = DeError;
 
@@ -416,13 +425,7 @@ impl<'de> de::Deserializer<'de> for Node<'de> {
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         match self {
             // Raw JSON may be `null` itself: serde_json decides.
-            Node::Json(raw) => {
-                let mut json = serde_json::Deserializer::from_slice(raw);
-                let value = de::Deserializer::deserialize_option(&mut json, visitor)
-                    .map_err(|e| DeError(format!("fieldsV1: {e}")))?;
-                json.end().map_err(|e| DeError(format!("fieldsV1: {e}")))?;
-                Ok(value)
-            }
+            Node::Json(raw) => json(raw, |d| de::Deserializer::deserialize_option(d, visitor)),
             other => visitor.visit_some(other),
         }
     }

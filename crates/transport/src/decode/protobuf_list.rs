@@ -11,7 +11,7 @@
 
 use kcache_core::{Error, ListMeta};
 
-use super::protobuf::{envelope_kind, list_meta, malformed, text, MAGIC};
+use super::protobuf::{envelope_kind, list_meta, malformed, text, varint, MAGIC};
 
 /// Where the splitter is in the body.
 #[derive(Debug, Clone, Copy)]
@@ -202,21 +202,6 @@ impl PartialListSplitter {
 
 fn not_protobuf() -> Error {
     malformed("the body does not start with the k8s protobuf magic")
-}
-
-/// A varint and its length; `None` if `buf` ends inside it.
-fn varint(buf: &[u8]) -> Result<Option<(u64, usize)>, Error> {
-    let mut value = 0u64;
-    for (i, &b) in buf.iter().enumerate().take(10) {
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return Ok(Some((value, i + 1)));
-        }
-    }
-    if buf.len() >= 10 {
-        return Err(malformed("a varint is longer than 10 bytes"));
-    }
-    Ok(None)
 }
 
 /// The header of the field `buf` starts with; `None` if `buf` ends inside it.
