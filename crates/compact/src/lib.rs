@@ -7,6 +7,7 @@ mod object;
 mod serde_impls;
 mod typed;
 mod value;
+mod verbatim;
 
 #[cfg(test)]
 mod tests;

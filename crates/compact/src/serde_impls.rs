@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
 use super::value::{intern_str, CompactValue};
+use super::verbatim::{is_verbatim_key, VerbatimSeed};
 
 impl Serialize for CompactValue {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -44,7 +45,7 @@ impl<'de> Deserialize<'de> for CompactValue {
     }
 }
 
-struct ValueVisitor;
+pub(crate) struct ValueVisitor;
 
 impl<'de> Visitor<'de> for ValueVisitor {
     type Value = CompactValue;
@@ -95,14 +96,29 @@ impl<'de> Visitor<'de> for ValueVisitor {
         Ok(ITEMS.with_borrow_mut(|items| CompactValue::array_from(items, open.start)))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactValue, A::Error> {
-        let open = Open::new(&MEMBERS);
-        while let Some(k) = map.next_key_seed(KeySeed)? {
-            let v = map.next_value()?;
-            MEMBERS.with_borrow_mut(|members| members.push((k, v)));
-        }
-        Ok(MEMBERS.with_borrow_mut(|members| CompactValue::object_from(members, open.start)))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactValue, A::Error> {
+        object_rest(map, None)
     }
+}
+
+/// The object whose members `map` has left, after `first` if one was read already.
+pub(crate) fn object_rest<'de, A: MapAccess<'de>>(
+    mut map: A,
+    first: Option<(Arc<str>, CompactValue)>,
+) -> Result<CompactValue, A::Error> {
+    let open = Open::new(&MEMBERS);
+    if let Some(member) = first {
+        MEMBERS.with_borrow_mut(|members| members.push(member));
+    }
+    while let Some(k) = map.next_key_seed(KeySeed)? {
+        let v = if is_verbatim_key(&k) {
+            map.next_value_seed(VerbatimSeed)?
+        } else {
+            map.next_value()?
+        };
+        MEMBERS.with_borrow_mut(|members| members.push((k, v)));
+    }
+    Ok(MEMBERS.with_borrow_mut(|members| CompactValue::object_from(members, open.start)))
 }
 
 thread_local! {

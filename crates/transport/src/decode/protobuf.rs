@@ -352,12 +352,33 @@ fn time<'a>(
     if seconds == 0 {
         return Ok(None);
     }
-    let ts = jiff::Timestamp::from_second(seconds)
-        .map_err(|e| DeError(format!("timestamp {seconds}: {e}")))?;
-    Ok(Some((
-        key,
-        Node::Owned(ts.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()),
-    )))
+    Ok(Some((key, Node::Owned(rfc3339(seconds)?))))
+}
+
+/// Seconds [`rfc3339`] remembers per thread (a power of two).
+const TIMES: usize = 16;
+
+thread_local! {
+    /// Seconds written lately, and how, by second: the objects of a list were mostly created
+    /// in a few seconds, and each has its time twice (created, and its managedFields' last
+    /// write); formatting one costs more than the rest of its metadata.
+    static TIMES_WRITTEN: std::cell::RefCell<[(i64, String); TIMES]> =
+        std::cell::RefCell::new(std::array::from_fn(|_| (0, String::new())));
+}
+
+/// `seconds` since the epoch as RFC 3339 in UTC, to the second.
+fn rfc3339(seconds: i64) -> Result<String, DeError> {
+    let slot = seconds as usize & (TIMES - 1);
+    let known = TIMES_WRITTEN.with_borrow(|t| (t[slot].0 == seconds).then(|| t[slot].1.clone()));
+    if let Some(text) = known {
+        return Ok(text);
+    }
+    let text = jiff::Timestamp::from_second(seconds)
+        .map_err(|e| DeError(format!("timestamp {seconds}: {e}")))?
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    TIMES_WRITTEN.with_borrow_mut(|t| t[slot] = (seconds, text.clone()));
+    Ok(text)
 }
 
 /// A repeated field as the JSON form has it: left out when empty.
@@ -375,8 +396,8 @@ impl<'de> Node<'de> {
             Node::Item(buf) => {
                 let meta = message(buf, 1)?.unwrap_or_default();
                 visitor.visit_map(Members::new([
-                    Some(("kind", Node::Str("PartialObjectMetadata"))),
                     Some(("apiVersion", Node::Str("meta.k8s.io/v1"))),
+                    Some(("kind", Node::Str("PartialObjectMetadata"))),
                     Some(("metadata", Node::ObjectMeta(meta))),
                 ]))
             }
@@ -430,12 +451,19 @@ impl<'de> de::Deserializer<'de> for Node<'de> {
         }
     }
 
+    /// Raw JSON answers serde_json's `RawValue` handshake as serde_json does: a reader can take
+    /// `fieldsV1` as its text (kcache-compact decodes each distinct text once).
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, DeError> {
-        visitor.visit_newtype_struct(self)
+        match self {
+            Node::Json(raw) => json(raw, |d| {
+                de::Deserializer::deserialize_newtype_struct(d, name, visitor)
+            }),
+            other => visitor.visit_newtype_struct(other),
+        }
     }
 
     forward_to_deserialize_any! {
@@ -478,26 +506,28 @@ fn object_meta<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V::Va
     }
     let map =
         |key, entries: Vec<_>| (!entries.is_empty()).then_some((key, Node::StringMap(entries)));
+    // Members in the order of their keys: a reader that keeps objects sorted by key (as
+    // kcache-compact's tree does) then has nothing to sort.
     visitor.visit_map(Members::new([
-        string("name", m.single[1])?,
+        map("annotations", m.annotations),
+        string("clusterName", m.single[15])?,
+        time("creationTimestamp", m.single[8])?,
+        m.grace
+            .map(|g| ("deletionGracePeriodSeconds", Node::Int(g))),
+        time("deletionTimestamp", m.single[9])?,
+        list("finalizers", m.finalizers, Node::Text),
         string("generateName", m.single[2])?,
-        string("namespace", m.single[3])?,
-        string("selfLink", m.single[4])?,
-        string("uid", m.single[5])?,
-        string("resourceVersion", m.single[6])?,
         m.generation
             .filter(|g| *g != 0)
             .map(|g| ("generation", Node::Int(g))),
-        time("creationTimestamp", m.single[8])?,
-        time("deletionTimestamp", m.single[9])?,
-        m.grace
-            .map(|g| ("deletionGracePeriodSeconds", Node::Int(g))),
         map("labels", m.labels),
-        map("annotations", m.annotations),
-        list("ownerReferences", m.owners, Node::OwnerReference),
-        list("finalizers", m.finalizers, Node::Text),
-        string("clusterName", m.single[15])?,
         list("managedFields", m.managed, Node::ManagedFieldsEntry),
+        string("name", m.single[1])?,
+        string("namespace", m.single[3])?,
+        list("ownerReferences", m.owners, Node::OwnerReference),
+        string("resourceVersion", m.single[6])?,
+        string("selfLink", m.single[4])?,
+        string("uid", m.single[5])?,
     ]))
 }
 
@@ -518,11 +548,11 @@ fn owner_reference<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V
     }
     visitor.visit_map(Members::new([
         Some(("apiVersion", Node::Str(utf8(s[5])?))),
+        block.map(|b| ("blockOwnerDeletion", Node::Bool(b))),
+        controller.map(|c| ("controller", Node::Bool(c))),
         Some(("kind", Node::Str(utf8(s[1])?))),
         Some(("name", Node::Str(utf8(s[3])?))),
         Some(("uid", Node::Str(utf8(s[4])?))),
-        controller.map(|c| ("controller", Node::Bool(c))),
-        block.map(|b| ("blockOwnerDeletion", Node::Bool(b))),
     ]))
 }
 
@@ -541,14 +571,14 @@ fn managed_fields_entry<'de, V: Visitor<'de>>(
     }
     let raw = s[7].map(|v1| message(v1, 1)).transpose()?.flatten();
     visitor.visit_map(Members::new([
-        string("manager", s[1])?,
-        string("operation", s[2])?,
         string("apiVersion", s[3])?,
-        time("time", s[4])?,
         string("fieldsType", s[6])?,
         raw.filter(|r| !r.is_empty())
             .map(|r| ("fieldsV1", Node::Json(r))),
+        string("manager", s[1])?,
+        string("operation", s[2])?,
         string("subresource", s[8])?,
+        time("time", s[4])?,
     ]))
 }
 
@@ -601,5 +631,64 @@ mod tests {
             err.contains("list item 7 (ns/cm)") && err.contains("fieldsV1"),
             "{err}"
         );
+    }
+
+    /// A managedFields entry of field 17 whose fieldsV1 is `json`.
+    fn managed_fields(json: &[u8]) -> Vec<u8> {
+        let entry = [field(1, b"kubectl"), field(7, &field(1, json))].concat();
+        [&[17 << 3 | 2, 1, entry.len() as u8][..], &entry].concat()
+    }
+
+    #[test]
+    fn fields_v1_answers_serde_jsons_raw_value_handshake() {
+        #[derive(serde::Deserialize)]
+        struct Item {
+            metadata: Meta,
+        }
+        #[derive(serde::Deserialize)]
+        struct Meta {
+            #[serde(rename = "managedFields")]
+            managed_fields: Vec<Entry>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Entry {
+            #[serde(rename = "fieldsV1")]
+            fields_v1: Box<serde_json::value::RawValue>,
+        }
+        let text = br#"{"f:data":{".":{},"f:k":{}}}"#;
+        let decoded: Item = decode_partial_item(7, &item(&[managed_fields(text)])).unwrap();
+        assert_eq!(
+            decoded.metadata.managed_fields[0]
+                .fields_v1
+                .get()
+                .as_bytes(),
+            text
+        );
+        // Text that is not JSON fails as it does read as a value.
+        let err = decode_partial_item::<Item>(7, &item(&[managed_fields(b"{\"f:data\":")]))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("list item 7 (ns/cm)") && err.contains("fieldsV1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn times_are_written_as_the_json_form_has_them() {
+        // creationTimestamp (field 8) {1: seconds}.
+        let time = |s: u8| field(8, &[8, s]);
+        // 17 takes 1's place among the seconds remembered, and 1 comes back.
+        for (seconds, expected) in [
+            (1, "1970-01-01T00:00:01Z"),
+            (1, "1970-01-01T00:00:01Z"),
+            (17, "1970-01-01T00:00:17Z"),
+            (1, "1970-01-01T00:00:01Z"),
+            (100, "1970-01-01T00:01:40Z"),
+        ] {
+            let v = decode(&item(&[time(seconds)])).unwrap();
+            assert_eq!(v["metadata"]["creationTimestamp"], expected);
+        }
     }
 }
