@@ -106,6 +106,14 @@ fn watch_rejects_unknown_types_truncation_garbage_and_oversize() {
     );
     let malformed = decode_watch_split(br#"{"type":"ADDED","object":{"metadata":[}}"#, &[5]);
     assert!(matches!(malformed, Err(kcache_core::Error::Decode { .. })));
+    // A string that is not UTF-8: serde_json's error, with where.
+    let not_utf8 = decode_watch_split(b"{\"type\":\"ADDED\",\"object\":{\"k\":\"\xff\"}}", &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        not_utf8.contains("watch event") && not_utf8.contains("invalid unicode"),
+        "{not_utf8}"
+    );
     let missing = decode_watch_split(br#"{"type":"ADDED"}"#, &[]).unwrap_err();
     assert!(
         missing.to_string().contains("missing field `object`"),
@@ -345,6 +353,11 @@ fn list_rejects_malformed_truncated_and_oversized_bodies() {
         (br#"{"items":[]} {}"#, "the end of the body"),
         (br#"{"items":[{"metadata":"x"}]}"#, "list item 0"),
         (br#"{"metadata":{"resourceVersion":5}}"#, "list metadata"),
+        (b"{\"items\":[{},{\"k\":\"\xff\"}]}", "list item 1"),
+        (
+            b"{\"items\":[{},{\"k\":\"\xff\"}]}",
+            "invalid unicode code point at line 1 column 7",
+        ),
     ];
     for (input, want) in cases {
         let e = decode_list_split(input, &[]).unwrap_err().to_string();

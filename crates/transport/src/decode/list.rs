@@ -295,10 +295,16 @@ impl<K: DeserializeOwned> ListDecoder<K> {
     }
 }
 
-/// Decodes the item at `index` of a list.
+/// Decodes the item at `index` of a list. The item is checked to be UTF-8 in one pass first:
+/// serde_json then takes its strings as they are, where from bytes it checks each on its own
+/// (a twentieth of a typed list's decoding). Bytes that are not UTF-8 are read as bytes, for
+/// serde_json's error and its position.
 fn decode_item<K: DeserializeOwned>(index: usize, bytes: &[u8]) -> Result<K, Error> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| Error::decode(named(&format!("list item {index}"), bytes), e))
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
+    }
+    .map_err(|e| Error::decode(named(&format!("list item {index}"), bytes), e))
 }
 
 /// What splits a list body into its items: a JSON list, or a protobuf

@@ -131,13 +131,21 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
     }
 }
 
-/// Decodes one complete watch event.
+/// Decodes one complete watch event (checked to be UTF-8 in one pass first, as a list's items
+/// are).
 pub fn decode_event<K: DeserializeOwned>(bytes: &[u8]) -> Result<WatchEvent<K>, Error> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let ev = EventSeed::<K>(PhantomData)
-        .deserialize(&mut de)
-        .and_then(|ev| de.end().map(|()| ev))
-        .map_err(|e| Error::decode(named("watch event", bytes), e))?;
+    match std::str::from_utf8(bytes) {
+        Ok(text) => event(serde_json::Deserializer::from_str(text)),
+        Err(_) => event(serde_json::Deserializer::from_slice(bytes)),
+    }
+    .map_err(|e| Error::decode(named("watch event", bytes), e))
+}
+
+fn event<'de, R: serde_json::de::Read<'de>, K: DeserializeOwned>(
+    mut de: serde_json::Deserializer<R>,
+) -> serde_json::Result<WatchEvent<K>> {
+    let ev = EventSeed::<K>(PhantomData).deserialize(&mut de)?;
+    de.end()?;
     Ok(ev)
 }
 
