@@ -21,22 +21,14 @@ pub(crate) fn slots<T: ?Sized>(n: usize) -> Slots<T> {
     RefCell::new(vec![None; n])
 }
 
-/// Which values a front remembers after a miss.
-#[derive(Clone, Copy)]
-pub(crate) enum Remember {
-    /// Every value looked up (strings: a key is seen again in the next object).
-    All,
-    /// Only values the shared table already held, i.e. shared ones (containers: an object's own
-    /// root and metadata are never seen again, and would hold its whole tree).
-    Shared,
-}
-
 /// The canonical value equal to `value` (`hash` is its hash, `eq` compares): from this thread's
 /// `front` when a slot holds it, else from the shared `table` (which builds it with `make` if it
-/// has none), remembered in the slot as `remember` says.
+/// has none). Only values the table already held, i.e. shared ones, take a slot: a value seen
+/// for the first time is most often unique (an object's name, uid, its own root and metadata,
+/// which would hold its whole tree), and would only evict one that comes back (a key is seen
+/// again in the next object, and found in the table the second time).
 pub(crate) fn intern<T: ?Sized, V>(
     front: &'static LocalKey<Slots<T>>,
-    remember: Remember,
     table: &Interner<T>,
     hash: u64,
     value: V,
@@ -56,7 +48,7 @@ pub(crate) fn intern<T: ?Sized, V>(
             new = true;
             make(value)
         });
-        if matches!(remember, Remember::All) || !new {
+        if !new {
             front[slot] = Some((hash, interned.clone()));
         }
         interned

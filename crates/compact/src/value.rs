@@ -5,7 +5,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::Number;
 
-use super::front::{self, Remember};
+use super::front;
 use super::interner::{Interner, HASHER};
 
 /// The members of a JSON object, sorted by key, keys unique.
@@ -90,7 +90,6 @@ impl CompactValue {
         // increment, and its drop with the stack's a decrement); one allocation, at its length.
         let arc = front::intern(
             &ARRAY_FRONT,
-            Remember::Shared,
             &ARRAYS,
             hash,
             stack.drain(start..),
@@ -124,10 +123,10 @@ impl CompactValue {
     /// last value.
     pub(crate) fn object_from(stack: &mut Vec<(Arc<str>, CompactValue)>, start: usize) -> Self {
         let members = &mut stack[start..];
-        if !members.is_sorted_by(|a, b| a.0 < b.0) {
+        if !members.is_sorted_by(|a, b| key_order(&a.0, &b.0).is_lt()) {
             // Reverse then stable-sort: the last occurrence of a key comes first and survives.
             members.reverse();
-            members.sort_by(|a, b| a.0.cmp(&b.0));
+            members.sort_by(|a, b| key_order(&a.0, &b.0));
             if members.windows(2).any(|w| w[0].0 == w[1].0) {
                 let mut members = stack.split_off(start);
                 members.dedup_by(|later, kept| later.0 == kept.0);
@@ -138,7 +137,6 @@ impl CompactValue {
         // Moved into a new node, not cloned (see `array_from`).
         let arc = front::intern(
             &OBJECT_FRONT,
-            Remember::Shared,
             &OBJECTS,
             hash,
             stack.drain(start..),
@@ -286,7 +284,7 @@ impl CompactValue {
 }
 
 thread_local! {
-    /// Strings this thread interned recently (see [`front`]): at most 1024 kept alive.
+    /// Shared strings this thread met recently (see [`front`]): at most 1024 kept alive.
     static STRING_FRONT: front::Slots<str> = front::slots(1024);
     /// Shared objects and arrays this thread met recently: at most 256 of each kept alive.
     static OBJECT_FRONT: front::Slots<CompactMap> = front::slots(256);
@@ -297,13 +295,21 @@ thread_local! {
 pub(crate) fn intern_str(s: &str) -> Arc<str> {
     front::intern(
         &STRING_FRONT,
-        Remember::All,
         &STRINGS,
         hash_str(s),
         s,
         |x, s| x == *s,
         Arc::from,
     )
+}
+
+/// Keys' order (`str`'s): by their first bytes where they differ, as the keys of most objects
+/// do, without a call to compare the rest.
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.as_bytes().first(), b.as_bytes().first()) {
+        (Some(x), Some(y)) if x != y => x.cmp(y),
+        _ => a.cmp(b),
+    }
 }
 
 /// Whether two numbers are written the same: `Number`'s own `==` has `-0.0` equal to `0.0`, and
