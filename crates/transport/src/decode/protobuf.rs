@@ -60,6 +60,13 @@ struct Fields<'a> {
 
 impl<'a> Fields<'a> {
     fn varint(&mut self) -> Result<u64, Error> {
+        // Most are one byte: every field's key and most lengths in an object's metadata.
+        if let Some((&b, rest)) = self.buf.split_first() {
+            if b < 0x80 {
+                self.buf = rest;
+                return Ok(u64::from(b));
+            }
+        }
         let (value, n) = varint(self.buf)?.ok_or_else(|| malformed("a varint is truncated"))?;
         self.buf = &self.buf[n..];
         Ok(value)
