@@ -682,6 +682,88 @@ mod tests {
         );
     }
 
+    /// Every object's keys, in the order they come, depth first.
+    struct KeyOrders(Vec<Vec<String>>);
+
+    impl<'de> serde::Deserialize<'de> for KeyOrders {
+        fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(KeyOrderVisitor)
+        }
+    }
+
+    struct KeyOrderVisitor;
+
+    impl<'de> Visitor<'de> for KeyOrderVisitor {
+        type Value = KeyOrders;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeyOrders, A::Error> {
+            let (mut keys, mut nested) = (vec![], vec![]);
+            while let Some(k) = map.next_key::<String>()? {
+                keys.push(k);
+                nested.extend(map.next_value::<KeyOrders>()?.0);
+            }
+            Ok(KeyOrders([vec![keys], nested].concat()))
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<KeyOrders, A::Error> {
+            let mut nested = vec![];
+            while let Some(KeyOrders(n)) = seq.next_element()? {
+                nested.extend(n);
+            }
+            Ok(KeyOrders(nested))
+        }
+        fn visit_str<E>(self, _: &str) -> Result<KeyOrders, E> {
+            Ok(KeyOrders(vec![]))
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<KeyOrders, E> {
+            Ok(KeyOrders(vec![]))
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<KeyOrders, E> {
+            Ok(KeyOrders(vec![]))
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<KeyOrders, E> {
+            Ok(KeyOrders(vec![]))
+        }
+    }
+
+    #[test]
+    fn members_come_in_their_keys_order() {
+        // Labels, an owner, a managedFields entry, times, generation: every kind of member.
+        let label = [field(1, b"app"), field(2, b"web")].concat();
+        let owner = [
+            field(1, b"ReplicaSet"),
+            field(5, b"apps/v1"),
+            vec![6 << 3, 1],
+        ]
+        .concat();
+        let entry = [
+            field(1, b"kubectl"),
+            field(2, b"Update"),
+            field(4, &[8, 9]),
+            field(7, &field(1, br#"{"f:a":{},"f:b":{}}"#)),
+        ]
+        .concat();
+        let managed = [&[17 << 3 | 2, 1, entry.len() as u8][..], &entry].concat();
+        let meta = [
+            field(5, b"uid-1"),
+            field(6, b"42"),
+            vec![7 << 3, 3],
+            field(8, &[8, 7]),
+            field(11, &label),
+            field(13, &owner),
+            managed,
+        ];
+        let KeyOrders(orders) = decode_partial_item(7, &item(&meta)).unwrap();
+        assert_eq!(orders[0], ["apiVersion", "kind", "metadata"]);
+        // The item, its metadata, labels, the entry, its fieldsV1 (as written) and two empty
+        // objects in it, the owner.
+        assert_eq!(orders.len(), 8, "{orders:?}");
+        for keys in orders {
+            assert!(keys.is_sorted(), "{keys:?}");
+        }
+    }
+
     #[test]
     fn times_are_written_as_the_json_form_has_them() {
         // creationTimestamp (field 8) {1: seconds}.
