@@ -225,8 +225,8 @@ enum Node<'a> {
     List(Vec<&'a [u8]>, fn(&'a [u8]) -> Node<'a>),
 }
 
-/// An object's members: JSON keys and their values, in the JSON form's order, left-out fields
-/// `None`.
+/// An object's members: JSON keys and their values, in the order they are given (their keys'
+/// order, see `object_meta`), left-out fields `None`.
 struct Members<'a, const N: usize> {
     members: [Option<(&'static str, Node<'a>)>; N],
     next: usize,
@@ -480,7 +480,7 @@ impl<'de> de::Deserializer<'de> for Node<'de> {
     }
 }
 
-/// The parts of one `ObjectMeta`, in wire order, before they are presented in JSON's order.
+/// The parts of one `ObjectMeta`, in wire order, before they are presented in their keys' order.
 #[derive(Default)]
 struct Meta<'a> {
     /// Fields 1–15 that are strings (name, generateName, namespace, selfLink, uid,
