@@ -17,18 +17,13 @@ use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
+use kcache_core::RAW_VALUE_TOKEN;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use super::interner::HASHER;
 use super::serde_impls::{object_rest, ValueVisitor};
 use super::value::{intern_str, CompactValue};
-
-/// The newtype name with which a `serde_json::value::RawValue` asks a deserializer for a
-/// value's JSON text (serde_json's answer: a map of one member, this key, whose value is the
-/// text). serde_json keeps it private; it has not changed since `RawValue` exists, and if it
-/// did, serde_json would hand the value over as usual and only the memo would be lost.
-const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// The key whose value is decoded here. Held, so the interned key stays the canonical one and
 /// a key is recognised by its address.

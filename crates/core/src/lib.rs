@@ -25,7 +25,7 @@ mod store_error;
 mod tombstone;
 mod traits;
 
-pub use any_json::accepts_any_json;
+pub use any_json::{accepts_any_json, RAW_VALUE_TOKEN};
 pub use boxed::BoxListerWatcher;
 pub use cache::{CacheReader, CacheWriter};
 pub use dynamic::DynamicObject;

@@ -5,6 +5,7 @@ mod list;
 mod naming;
 pub(crate) mod protobuf;
 mod protobuf_list;
+mod raw_json;
 mod scanner;
 mod trim;
 mod watch;

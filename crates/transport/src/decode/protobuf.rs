@@ -17,9 +17,11 @@
 
 use std::fmt;
 
-use kcache_core::{Error, ListMeta};
+use kcache_core::{Error, ListMeta, RAW_VALUE_TOKEN};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::forward_to_deserialize_any;
+
+use super::raw_json;
 
 /// What every Kubernetes protobuf body starts with.
 pub(super) const MAGIC: &[u8] = b"k8s\0";
@@ -178,7 +180,7 @@ fn message(buf: &[u8], number: u64) -> Result<Option<&[u8]>, Error> {
 
 /// A decoding error, as serde's deserializers report them.
 #[derive(Debug)]
-struct DeError(String);
+pub(super) struct DeError(String);
 
 impl fmt::Display for DeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -459,16 +461,27 @@ impl<'de> de::Deserializer<'de> for Node<'de> {
     }
 
     /// Raw JSON answers serde_json's `RawValue` handshake as serde_json does: a reader can take
-    /// `fieldsV1` as its text (kcache-compact decodes each distinct text once).
+    /// `fieldsV1` as its text (kcache-compact decodes each distinct text once). A text is parsed
+    /// to be JSON the first time this thread sees it (`raw_json`).
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, DeError> {
+        let handshake = name == RAW_VALUE_TOKEN;
         match self {
-            Node::Json(raw) => json(raw, |d| {
-                de::Deserializer::deserialize_newtype_struct(d, name, visitor)
-            }),
+            Node::Json(raw) if handshake && raw_json::checked_before(raw) => {
+                raw_json::visit_checked(utf8(raw)?, visitor)
+            }
+            Node::Json(raw) => {
+                let value = json(raw, |d| {
+                    de::Deserializer::deserialize_newtype_struct(d, name, visitor)
+                })?;
+                if handshake {
+                    raw_json::remember(raw);
+                }
+                Ok(value)
+            }
             other => visitor.visit_newtype_struct(other),
         }
     }
@@ -663,23 +676,33 @@ mod tests {
             fields_v1: Box<serde_json::value::RawValue>,
         }
         let text = br#"{"f:data":{".":{},"f:k":{}}}"#;
-        let decoded: Item = decode_partial_item(7, &item(&[managed_fields(text)])).unwrap();
-        assert_eq!(
-            decoded.metadata.managed_fields[0]
-                .fields_v1
-                .get()
-                .as_bytes(),
-            text
-        );
-        // Text that is not JSON fails as it does read as a value.
-        let err = decode_partial_item::<Item>(7, &item(&[managed_fields(b"{\"f:data\":")]))
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            err.contains("list item 7 (ns/cm)") && err.contains("fieldsV1"),
-            "{err}"
-        );
+        assert!(!raw_json::checked_before(text));
+        // The second time the text is not parsed again, and comes out the same.
+        for _ in 0..2 {
+            let decoded: Item = decode_partial_item(7, &item(&[managed_fields(text)])).unwrap();
+            assert_eq!(
+                decoded.metadata.managed_fields[0]
+                    .fields_v1
+                    .get()
+                    .as_bytes(),
+                text
+            );
+            assert!(raw_json::checked_before(text));
+        }
+        // Text that is not JSON fails as it does read as a value, every time: it is never
+        // remembered.
+        let broken = b"{\"f:data\":";
+        for _ in 0..2 {
+            let err = decode_partial_item::<Item>(7, &item(&[managed_fields(broken)]))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                err.contains("list item 7 (ns/cm)") && err.contains("fieldsV1"),
+                "{err}"
+            );
+            assert!(!raw_json::checked_before(broken));
+        }
     }
 
     /// Every object's keys, in the order they come, depth first.
