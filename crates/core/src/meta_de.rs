@@ -167,9 +167,10 @@ impl<'de, K> Deserialize<'de> for PartialObjectMeta<K> {
                     (Some(api_version), Some(kind)) => Some(TypeMeta { api_version, kind }),
                     _ => None,
                 };
-                let mut partial = PartialObjectMeta::new(metadata.unwrap_or_default());
-                partial.types = types;
-                Ok(partial)
+                Ok(PartialObjectMeta::from_parts(
+                    types,
+                    metadata.unwrap_or_default(),
+                ))
             }
         }
         d.deserialize_map(PartialVisitor(PhantomData))

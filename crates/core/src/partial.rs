@@ -41,6 +41,15 @@ impl<K> PartialObjectMeta<K> {
             _k: PhantomData,
         }
     }
+
+    /// Metadata with the `apiVersion`/`kind` that came with it (`None` if they did not).
+    pub(crate) fn from_parts(types: Option<TypeMeta>, metadata: ObjectMeta) -> Self {
+        PartialObjectMeta {
+            types,
+            metadata,
+            _k: PhantomData,
+        }
+    }
 }
 
 impl<K> Default for PartialObjectMeta<K> {
