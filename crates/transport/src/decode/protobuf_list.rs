@@ -143,7 +143,12 @@ impl PartialListSplitter {
                         *pos += h.len;
                         continue;
                     }
-                    let Some(body) = complete(buf, &h, "an envelope field", self.max_object_size)?
+                    let Some(body) = complete(
+                        buf,
+                        &h,
+                        format_args!("an envelope field"),
+                        self.max_object_size,
+                    )?
                     else {
                         return Ok(());
                     };
@@ -178,8 +183,8 @@ impl PartialListSplitter {
                             "a field of {total} bytes runs past the end of the list ({left} bytes left)"
                         )));
                     }
-                    let what = format!("list item {}", self.items);
-                    let Some(body) = complete(buf, &h, &what, self.max_object_size)? else {
+                    let what = format_args!("list item {}", self.items);
+                    let Some(body) = complete(buf, &h, what, self.max_object_size)? else {
                         return Ok(());
                     };
                     match (h.number, h.wire) {
@@ -232,11 +237,12 @@ fn header(buf: &[u8]) -> Result<Option<Header>, Error> {
 }
 
 /// The value of the field `h` heads, once `buf` holds all of it; an error naming `what` if it is
-/// larger than `max` bytes (it would never be handed over, only buffered).
+/// larger than `max` bytes (it would never be handed over, only buffered). `what` is formatted
+/// only for that error: naming every item up front cost an allocation per item.
 fn complete<'b>(
     buf: &'b [u8],
     h: &Header,
-    what: &str,
+    what: std::fmt::Arguments<'_>,
     max: usize,
 ) -> Result<Option<&'b [u8]>, Error> {
     if h.body > max {
