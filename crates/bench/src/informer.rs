@@ -94,8 +94,11 @@ pub struct Args {
     /// What the cache keeps (`object` is not offered with `--metadata`).
     #[arg(long, value_enum, default_value = "plain")]
     storage: Storage,
-    /// Ask for metadata-only lists in JSON only (`Config::metadata_protobuf = false`; with
-    /// `--metadata`): by default they ask for protobuf first, as client-go's metadata client does.
+    /// Ask for every list in JSON only (`Config::metadata_protobuf` and `Config::protobuf`
+    /// false): by default metadata-only lists ask for protobuf first, as client-go's metadata
+    /// client does, and so do lists of ConfigMaps (a built-in kind kcache decodes from protobuf),
+    /// as kube-controller-manager's clients do; client-go's default typed clientset (cgbench's)
+    /// asks for JSON.
     #[arg(long)]
     no_protobuf: bool,
     /// With `--storage compact`: the counting handler is a lazy one (`LazyTyped<K>`, decoded
@@ -167,6 +170,7 @@ pub fn run(args: Args) {
         let client = client::configured(&args.kubeconfig, |config| {
             config.disable_compression = args.disable_compression;
             config.metadata_protobuf = !args.no_protobuf;
+            config.protobuf = !args.no_protobuf;
         });
         let mut options = FactoryOptions::default();
         if args.no_watch_list {
@@ -237,7 +241,9 @@ where
     fields["storage"] = format!("{:?}", args.storage).to_lowercase().into();
     fields["metadata_only"] = args.metadata.into();
     fields["compression"] = (!args.disable_compression).into();
-    fields["protobuf"] = (args.metadata && !args.no_protobuf).into();
+    // Whether lists asked for protobuf first: metadata-only ones, and ConfigMaps (`ItemKind`).
+    let protobuf_kind = args.metadata || matches!(args.resource, InformedResource::Configmaps);
+    fields["protobuf"] = (protobuf_kind && !args.no_protobuf).into();
     fields["watch_list"] = (!args.no_watch_list).into();
     fields["lazy"] = args.lazy.into();
     if let Some(account) = account {

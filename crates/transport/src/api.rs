@@ -15,7 +15,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::client::{Client, ListItems};
-use crate::decode::{exact_copy, keep, Trim};
+use crate::decode::{exact_copy, keep, ItemKind, Trim};
+
+/// `Accept` of a list asked for in protobuf first ([`ItemKind`]), then JSON.
+const ACCEPT_PROTOBUF_LIST: &str = "application/vnd.kubernetes.protobuf,application/json";
 use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
 
 /// The verbs of one resource, in one namespace or across all.
@@ -122,16 +125,31 @@ impl<K> Api<K> {
         &self.client
     }
 
-    /// The `Accept` header of a metadata-only Api: a list, or one object (and watch events).
+    /// The `Accept` header of a list, or of one object (and watch events); `None`: JSON.
     fn accept(&self, list: bool) -> Option<&'static str> {
         match (self.metadata_only, list) {
+            (false, true) if self.protobuf_list().is_some() => Some(ACCEPT_PROTOBUF_LIST),
             (false, _) => None,
-            (true, true) if self.client.metadata_protobuf() => {
+            (true, true) if self.protobuf_list().is_some() => {
                 Some(crate::metadata::ACCEPT_PARTIAL_LIST_PROTOBUF)
             }
             (true, true) => Some(crate::metadata::ACCEPT_PARTIAL_LIST),
             (true, false) => Some(crate::metadata::ACCEPT_PARTIAL),
         }
+    }
+
+    /// What a list asks for in protobuf first, if anything: `PartialObjectMetadata` for a
+    /// metadata-only Api (`Config::metadata_protobuf`), the resource's own kind if kcache knows
+    /// its message (`Config::protobuf`).
+    fn protobuf_list(&self) -> Option<ItemKind> {
+        if self.metadata_only {
+            return self
+                .client
+                .metadata_protobuf()
+                .then_some(ItemKind::PartialObjectMetadata);
+        }
+        let r = &self.resource;
+        ItemKind::of_resource(&r.group, &r.version, &r.kind).filter(|_| self.client.protobuf())
     }
 
     fn collection_uri(&self, query: &str) -> String {
@@ -223,7 +241,7 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
         let uri = self.collection_uri(&params.to_query());
         let items = self
             .client
-            .request_list(get_request(&uri, self.accept(true))?)
+            .request_list_of(get_request(&uri, self.accept(true))?, self.protobuf_list())
             .await?;
         Ok(items.with_trim(self.trim))
     }

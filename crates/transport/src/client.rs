@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 use crate::auth::Auth;
 use crate::body::ResponseBody;
 use crate::config::Config;
-use crate::decode::{keep, protobuf, ListStream, Trim, WatchEventStream};
+use crate::decode::{keep, protobuf, ItemKind, ListStream, Trim, WatchEventStream};
 use crate::error::{status_from_response, ConfigError};
 use crate::proxy::ProxyConnector;
 use crate::retry;
@@ -57,6 +57,8 @@ struct Inner {
     gzip: bool,
     /// Metadata-only lists ask for protobuf first (`Config::metadata_protobuf`).
     metadata_protobuf: bool,
+    /// Lists of the built-in kinds kcache knows ask for protobuf first (`Config::protobuf`).
+    protobuf: bool,
     /// Impersonation headers, sent with every request.
     impersonate: Vec<(HeaderName, HeaderValue)>,
 }
@@ -158,6 +160,7 @@ impl Client {
                 user_agent,
                 gzip: !config.disable_compression,
                 metadata_protobuf: config.metadata_protobuf,
+                protobuf: config.protobuf,
                 impersonate: config.impersonate.headers()?,
             }),
         })
@@ -182,6 +185,12 @@ impl Client {
     /// Whether metadata-only lists ask for protobuf first (`Config::metadata_protobuf`).
     pub(crate) fn metadata_protobuf(&self) -> bool {
         self.inner.metadata_protobuf
+    }
+
+    /// Whether lists of the built-in kinds kcache knows ask for protobuf first
+    /// (`Config::protobuf`).
+    pub(crate) fn protobuf(&self) -> bool {
+        self.inner.protobuf
     }
 
     /// The largest object the decoders accept.
@@ -209,10 +218,23 @@ impl Client {
         serde_json::from_slice(&body).map_err(|e| Error::decode("response", e))
     }
 
-    /// Sends a list request and decodes its items one at a time as the body arrives.
+    /// Sends a list request and decodes its items one at a time as the body arrives. A protobuf
+    /// answer is read as a `PartialObjectMetadataList` (what a metadata-only `Accept` asks for
+    /// first, as client-go's metadata client does).
     pub async fn request_list<K: DeserializeOwned>(
         &self,
         req: Request<Bytes>,
+    ) -> Result<ListItems<K>, Error> {
+        self.request_list_of(req, Some(ItemKind::PartialObjectMetadata))
+            .await
+    }
+
+    /// [`request_list`](Self::request_list) whose protobuf answer, if any, is a list of `kind`;
+    /// with `None` a protobuf answer (not asked for) is an error.
+    pub(crate) async fn request_list_of<K: DeserializeOwned>(
+        &self,
+        req: Request<Bytes>,
+        kind: Option<ItemKind>,
     ) -> Result<ListItems<K>, Error> {
         let resp = self.send(&req, Kind::Streamed).await?;
         let protobuf = resp
@@ -222,11 +244,15 @@ impl Client {
             .is_some_and(|v| v.starts_with(protobuf::PROTOBUF));
         let body = ResponseBody::of(resp)?;
         let max = self.inner.max_object_size;
-        Ok(if protobuf {
-            // Only asked for by metadata-only lists (`Config::metadata_protobuf`).
-            ListStream::partial_protobuf(body, max)
-        } else {
-            ListStream::new(body, max)
+        Ok(match (protobuf, kind) {
+            (false, _) => ListStream::new(body, max),
+            (true, Some(kind)) => ListStream::protobuf(body, kind, max),
+            (true, None) => {
+                return Err(Error::decode(
+                    format!("{} {}", req.method(), req.uri()),
+                    "the server answered in protobuf, which the request did not ask for",
+                ))
+            }
         })
     }
 

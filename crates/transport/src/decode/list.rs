@@ -21,8 +21,8 @@ use serde::de::DeserializeOwned;
 
 use super::batch::{joined, max_in_flight, spawn_decode, RawBatch};
 use super::naming::named;
-use super::protobuf::decode_partial_item;
-use super::protobuf_list::PartialListSplitter;
+use super::protobuf_kinds::ItemKind;
+use super::protobuf_list::ListSplitter;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
 use super::trim::{keep, Trim};
 
@@ -307,12 +307,12 @@ fn decode_item<K: DeserializeOwned>(index: usize, bytes: &[u8]) -> Result<K, Err
     .map_err(|e| Error::decode(named(&format!("list item {index}"), bytes), e))
 }
 
-/// What splits a list body into its items: a JSON list, or a protobuf
-/// `PartialObjectMetadataList` (whose items decode straight from protobuf).
+/// What splits a list body into its items: a JSON list, or a protobuf list (whose items decode
+/// straight from protobuf).
 #[derive(Debug)]
 enum Splitter<K> {
     Json(ListDecoder<K>),
-    PartialProtobuf(PartialListSplitter),
+    Protobuf(ListSplitter),
 }
 
 impl<K: DeserializeOwned> Splitter<K> {
@@ -323,7 +323,7 @@ impl<K: DeserializeOwned> Splitter<K> {
     ) -> Result<(), Error> {
         match self {
             Splitter::Json(d) => d.push_raw(chunk, on_item),
-            Splitter::PartialProtobuf(s) => s.push(chunk, on_item),
+            Splitter::Protobuf(s) => s.push(chunk, on_item),
         }
     }
 
@@ -340,21 +340,21 @@ impl<K: DeserializeOwned> Splitter<K> {
     fn item_decoder(&self) -> fn(usize, &[u8]) -> Result<K, Error> {
         match self {
             Splitter::Json(_) => decode_item,
-            Splitter::PartialProtobuf(_) => decode_partial_item,
+            Splitter::Protobuf(s) => s.kind().decoder(),
         }
     }
 
     fn metadata(&self) -> Option<&ListMeta> {
         match self {
             Splitter::Json(d) => d.metadata(),
-            Splitter::PartialProtobuf(s) => s.metadata(),
+            Splitter::Protobuf(s) => s.metadata(),
         }
     }
 
     fn finish(&mut self) -> Result<ListMeta, Error> {
         match self {
             Splitter::Json(d) => d.finish(),
-            Splitter::PartialProtobuf(s) => s.finish(),
+            Splitter::Protobuf(s) => s.finish(),
         }
     }
 }
@@ -382,13 +382,14 @@ impl<S, K: DeserializeOwned> ListStream<S, K> {
         Self::split_by(body, Splitter::Json(ListDecoder::new(max_object_size)))
     }
 
-    /// Decodes `body`, a protobuf `PartialObjectMetadataList` (what a metadata-only list asks
-    /// for first, as client-go's metadata client does): each item decodes as `K` straight from
-    /// its protobuf bytes, seen as the JSON the server would have sent.
-    pub(crate) fn partial_protobuf(body: S, max_object_size: usize) -> Self {
+    /// Decodes `body`, a protobuf list of `kind` (what a metadata-only list asks for first, as
+    /// client-go's metadata client does, and a list of a built-in kind kcache knows the message
+    /// of): each item decodes as `K` straight from its protobuf bytes, seen as the JSON the
+    /// server would have sent.
+    pub(crate) fn protobuf(body: S, kind: ItemKind, max_object_size: usize) -> Self {
         Self::split_by(
             body,
-            Splitter::PartialProtobuf(PartialListSplitter::new(max_object_size)),
+            Splitter::Protobuf(ListSplitter::new(kind, max_object_size)),
         )
     }
 

@@ -4,6 +4,7 @@ mod batch;
 mod list;
 mod naming;
 pub(crate) mod protobuf;
+mod protobuf_kinds;
 mod protobuf_list;
 mod raw_json;
 mod scanner;
@@ -11,5 +12,6 @@ mod trim;
 mod watch;
 
 pub use list::{ListDecoder, ListStream};
+pub use protobuf_kinds::ItemKind;
 pub use trim::{exact_copy, keep, Trim};
 pub use watch::{decode_event, WatchDecoder, WatchEventStream, DEFAULT_MAX_OBJECT_SIZE};

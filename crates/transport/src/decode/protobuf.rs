@@ -1,8 +1,9 @@
-//! Kubernetes' protobuf encoding of `PartialObjectMetadata`, read through serde: an item decodes
-//! as any `Deserialize` type straight from its protobuf bytes, seen as the JSON object the server
-//! would have sent (same keys, same values, the same fields left out), with no JSON text in
-//! between. [`PartialListSplitter`](super::protobuf_list::PartialListSplitter) hands the items
-//! over one by one as a list body arrives.
+//! Kubernetes' protobuf encoding of list items, read through serde: an item decodes as any
+//! `Deserialize` type straight from its protobuf bytes, seen as the JSON object the server would
+//! have sent (same keys, same values, the same fields left out), with no JSON text in between.
+//! [`ListSplitter`](super::protobuf_list::ListSplitter) hands the items over one by one as a
+//! list body arrives; [`ItemKind`](super::protobuf_kinds::ItemKind) says which kinds' messages
+//! are known (`PartialObjectMetadata` here, the built-in kinds in `protobuf_kinds`).
 //!
 //! Why: client-go's metadata client asks for protobuf first (`metadata.go`:
 //! `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;...`), and kube-apiserver
@@ -21,6 +22,7 @@ use kcache_core::{Error, ListMeta, RAW_VALUE_TOKEN};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::forward_to_deserialize_any;
 
+use super::protobuf_kinds::{base64, config_map, secret};
 use super::raw_json;
 
 /// What every Kubernetes protobuf body starts with.
@@ -29,12 +31,16 @@ pub(super) const MAGIC: &[u8] = b"k8s\0";
 /// The media type of Kubernetes' protobuf encoding.
 pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 
+/// What a protobuf body's errors say they were decoding; the list splitter names its kind
+/// instead (`protobuf ConfigMapList`).
+pub(super) const PROTOBUF_LIST: &str = "protobuf list";
+
 pub(super) fn malformed(what: impl std::fmt::Display) -> Error {
-    Error::decode("protobuf PartialObjectMetadataList", what.to_string())
+    Error::decode(PROTOBUF_LIST, what.to_string())
 }
 
 /// One field's value on the wire.
-enum Value<'a> {
+pub(super) enum Value<'a> {
     Varint(u64),
     Bytes(&'a [u8]),
     Fixed,
@@ -56,7 +62,7 @@ pub(super) fn varint(buf: &[u8]) -> Result<Option<(u64, usize)>, Error> {
 }
 
 /// Reads the fields of one message.
-struct Fields<'a> {
+pub(super) struct Fields<'a> {
     buf: &'a [u8],
 }
 
@@ -87,7 +93,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The next field's number and value; `None` at the end of the message.
-    fn next_field(&mut self) -> Result<Option<(u64, Value<'a>)>, Error> {
+    pub(super) fn next_field(&mut self) -> Result<Option<(u64, Value<'a>)>, Error> {
         if self.buf.is_empty() {
             return Ok(None);
         }
@@ -112,7 +118,7 @@ impl<'a> Fields<'a> {
     }
 }
 
-fn fields(buf: &[u8]) -> Fields<'_> {
+pub(super) fn fields(buf: &[u8]) -> Fields<'_> {
     Fields { buf }
 }
 
@@ -140,13 +146,14 @@ pub(super) fn list_meta(buf: &[u8]) -> Result<ListMeta, Error> {
     Ok(meta)
 }
 
-/// Decodes the list item at `index`, a `PartialObjectMetadata` {1: metadata}, as `K`; the error
-/// names the item (and its object, when its name can be read).
-pub(super) fn decode_partial_item<K: DeserializeOwned>(
+/// Decodes the list item at `index` (`item`'s bytes, seen as `node`) as `K`; the error names the
+/// item (and its object, when its name can be read: every kind's metadata is its field 1).
+pub(super) fn decode_item<'de, K: DeserializeOwned>(
+    node: Node<'de>,
     index: usize,
     item: &[u8],
 ) -> Result<K, Error> {
-    K::deserialize(Node::Item(item)).map_err(|e| {
+    K::deserialize(node).map_err(|e| {
         let what = match item_name(item) {
             Some(name) => format!("list item {index} ({name})"),
             None => format!("list item {index}"),
@@ -180,7 +187,7 @@ fn message(buf: &[u8], number: u64) -> Result<Option<&[u8]>, Error> {
 
 /// A decoding error, as serde's deserializers report them.
 #[derive(Debug)]
-pub(super) struct DeError(String);
+pub(crate) struct DeError(String);
 
 impl fmt::Display for DeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -202,14 +209,18 @@ impl From<Error> for DeError {
     }
 }
 
-fn utf8(bytes: &[u8]) -> Result<&str, DeError> {
+pub(super) fn utf8(bytes: &[u8]) -> Result<&str, DeError> {
     Ok(text(bytes)?)
 }
 
 /// A value of an item, seen as the JSON value the server would have sent for it.
-enum Node<'a> {
+pub(super) enum Node<'a> {
     /// A `PartialObjectMetadata` {1: metadata}.
     Item(&'a [u8]),
+    /// A core/v1 `ConfigMap` (`protobuf_kinds`).
+    ConfigMap(&'a [u8]),
+    /// A core/v1 `Secret` (`protobuf_kinds`).
+    Secret(&'a [u8]),
     Str(&'a str),
     /// A string not yet checked to be UTF-8 (an element of a repeated string field).
     Text(&'a [u8]),
@@ -223,20 +234,22 @@ enum Node<'a> {
     ManagedFieldsEntry(&'a [u8]),
     /// A `map<string, string>`: entries {1: key, 2: value}.
     StringMap(Vec<&'a [u8]>),
+    /// A `map<string, bytes>`, its values base64 as Go's JSON writes `[]byte`.
+    BytesMap(Vec<&'a [u8]>),
     /// Repeated strings or messages, each as this kind of node.
     List(Vec<&'a [u8]>, fn(&'a [u8]) -> Node<'a>),
 }
 
 /// An object's members: JSON keys and their values, in the order they are given (their keys'
 /// order, see `object_meta`), left-out fields `None`.
-struct Members<'a, const N: usize> {
+pub(super) struct Members<'a, const N: usize> {
     members: [Option<(&'static str, Node<'a>)>; N],
     next: usize,
     value: Option<Node<'a>>,
 }
 
 impl<'a, const N: usize> Members<'a, N> {
-    fn new(members: [Option<(&'static str, Node<'a>)>; N]) -> Self {
+    pub(super) fn new(members: [Option<(&'static str, Node<'a>)>; N]) -> Self {
         Members {
             members,
             next: 0,
@@ -275,10 +288,11 @@ fn pending<T>(value: &mut Option<T>) -> Result<T, DeError> {
         .ok_or_else(|| DeError("a value asked for before its key".into()))
 }
 
-/// The entries of a `map<string, string>`.
+/// The entries of a `map<string, string>` or, with `bytes`, a `map<string, bytes>`.
 struct StringMap<'a> {
     entries: std::vec::IntoIter<&'a [u8]>,
-    value: Option<&'a str>,
+    bytes: bool,
+    value: Option<Node<'a>>,
 }
 
 impl<'de> MapAccess<'de> for StringMap<'de> {
@@ -300,12 +314,16 @@ impl<'de> MapAccess<'de> for StringMap<'de> {
                 _ => {}
             }
         }
-        self.value = Some(utf8(v)?);
+        self.value = Some(if self.bytes {
+            Node::Owned(base64(v))
+        } else {
+            Node::Str(utf8(v)?)
+        });
         seed.deserialize(Node::Str(utf8(k)?)).map(Some)
     }
 
     fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, DeError> {
-        seed.deserialize(Node::Str(pending(&mut self.value)?))
+        seed.deserialize(pending(&mut self.value)?)
     }
 }
 
@@ -334,7 +352,7 @@ impl<'de> SeqAccess<'de> for List<'de> {
 }
 
 /// A string field as the JSON form has it: left out when empty (`omitempty`).
-fn string<'a>(
+pub(super) fn string<'a>(
     key: &'static str,
     bytes: Option<&'a [u8]>,
 ) -> Result<Option<(&'static str, Node<'a>)>, DeError> {
@@ -419,8 +437,16 @@ impl<'de> Node<'de> {
             Node::ObjectMeta(buf) => object_meta(buf, visitor),
             Node::OwnerReference(buf) => owner_reference(buf, visitor),
             Node::ManagedFieldsEntry(buf) => managed_fields_entry(buf, visitor),
+            Node::ConfigMap(buf) => config_map(buf, visitor),
+            Node::Secret(buf) => secret(buf, visitor),
             Node::StringMap(entries) => visitor.visit_map(StringMap {
                 entries: entries.into_iter(),
+                bytes: false,
+                value: None,
+            }),
+            Node::BytesMap(entries) => visitor.visit_map(StringMap {
+                entries: entries.into_iter(),
+                bytes: true,
                 value: None,
             }),
             Node::List(items, node) => visitor.visit_seq(List {
@@ -604,7 +630,12 @@ fn managed_fields_entry<'de, V: Visitor<'de>>(
 
 #[cfg(test)]
 mod tests {
+    use super::super::protobuf_kinds::ItemKind;
     use super::*;
+
+    fn decode_partial_item<K: DeserializeOwned>(index: usize, item: &[u8]) -> Result<K, Error> {
+        ItemKind::PartialObjectMetadata.decoder()(index, item)
+    }
 
     /// A length-delimited field.
     fn field(number: u8, body: &[u8]) -> Vec<u8> {

@@ -1,17 +1,19 @@
-//! A protobuf `PartialObjectMetadataList` body split into its items while it arrives: each item
-//! is handed over (to be decoded through [`super::protobuf`]) as soon as its last byte is in, so
-//! items decode while the server is still sending, and the client never holds the whole body.
-//! (client-go reads the body whole, then decodes it.)
+//! A protobuf list body (`PartialObjectMetadataList`, `ConfigMapList`, …: [`ItemKind`]) split
+//! into its items while it arrives: each item is handed over (to be decoded through
+//! [`super::protobuf`]) as soon as its last byte is in, so items decode while the server is still
+//! sending, and the client never holds the whole body. (client-go reads the body whole, then
+//! decodes it.)
 //!
 //! The wire: `k8s\0`, then a `runtime.Unknown` {1: TypeMeta, 2: raw, 3: contentEncoding,
-//! 4: contentType} whose `raw` is the list {1: ListMeta, 2: repeated PartialObjectMetadata}.
+//! 4: contentType} whose `raw` is the list {1: ListMeta, 2: repeated item}.
 //! Go writes fields in ascending order, so the `TypeMeta` naming the kind comes before the list.
 //! Only the fields around the list are buffered whole, each up to the client's largest object
 //! ([`Config::max_object_size`](crate::Config::max_object_size)); `raw` is read field by field.
 
 use kcache_core::{Error, ListMeta};
 
-use super::protobuf::{envelope_kind, list_meta, malformed, text, varint, MAGIC};
+use super::protobuf::{envelope_kind, list_meta, malformed, text, varint, MAGIC, PROTOBUF_LIST};
+use super::protobuf_kinds::ItemKind;
 
 /// Where the splitter is in the body.
 #[derive(Debug, Clone, Copy)]
@@ -34,13 +36,15 @@ struct Header {
     body: usize,
 }
 
-/// Splits a protobuf `PartialObjectMetadataList` body into its items, chunk by chunk.
+/// Splits a protobuf list body into its items, chunk by chunk.
 #[derive(Debug)]
-pub struct PartialListSplitter {
+pub struct ListSplitter {
+    /// What the items are: the envelope must name its list kind.
+    kind: ItemKind,
     /// Received bytes not yet read: at most one incomplete field.
     pending: Vec<u8>,
     stage: Stage,
-    /// The envelope's `TypeMeta` named `PartialObjectMetadataList`.
+    /// The envelope's `TypeMeta` named the list kind.
     kind_checked: bool,
     list_seen: bool,
     items: usize,
@@ -48,11 +52,12 @@ pub struct PartialListSplitter {
     max_object_size: usize,
 }
 
-impl PartialListSplitter {
-    /// A splitter failing on any field (an item, the list's metadata) larger than
-    /// `max_object_size` bytes.
-    pub fn new(max_object_size: usize) -> Self {
-        PartialListSplitter {
+impl ListSplitter {
+    /// A splitter of a list of `kind`, failing on any field (an item, the list's metadata)
+    /// larger than `max_object_size` bytes.
+    pub fn new(kind: ItemKind, max_object_size: usize) -> Self {
+        ListSplitter {
+            kind,
             pending: Vec::new(),
             stage: Stage::Magic,
             kind_checked: false,
@@ -64,7 +69,7 @@ impl PartialListSplitter {
     }
 
     /// Reads `chunk`, handing every item it completes to `on_item` with its index in the list
-    /// (a `PartialObjectMetadata` message's bytes).
+    /// (the item message's bytes).
     pub fn push(
         &mut self,
         chunk: &[u8],
@@ -74,7 +79,22 @@ impl PartialListSplitter {
         let mut pos = 0;
         let result = self.split(&mut pos, on_item);
         self.pending.drain(..pos);
-        result
+        result.map_err(|e| self.named(e))
+    }
+
+    /// `e`, naming the list's kind if it is the body's own error (not an item's).
+    fn named(&self, e: Error) -> Error {
+        match e {
+            Error::Decode { what, message } if what == PROTOBUF_LIST => {
+                Error::decode(format!("protobuf {}", self.kind.list_kind()), message)
+            }
+            other => other,
+        }
+    }
+
+    /// What the items are.
+    pub fn kind(&self) -> ItemKind {
+        self.kind
     }
 
     /// The list's metadata, once it has been read (it comes before the items).
@@ -84,6 +104,10 @@ impl PartialListSplitter {
 
     /// Ends the body: the list's metadata, or an error if the body was cut short.
     pub fn finish(&mut self) -> Result<ListMeta, Error> {
+        self.end().map_err(|e| self.named(e))
+    }
+
+    fn end(&mut self) -> Result<ListMeta, Error> {
         match self.stage {
             Stage::Magic => return Err(malformed("the body ends before the k8s protobuf magic")),
             Stage::List { left } => {
@@ -155,9 +179,10 @@ impl PartialListSplitter {
                     match (h.number, h.wire) {
                         (1, 2) => {
                             let kind = envelope_kind(body)?;
-                            if kind != "PartialObjectMetadataList" {
+                            let expected = self.kind.list_kind();
+                            if kind != expected {
                                 return Err(malformed(format!(
-                                    "the server sent kind {kind:?}, not PartialObjectMetadataList"
+                                    "the server sent kind {kind:?}, not {expected}"
                                 )));
                             }
                             self.kind_checked = true;
@@ -256,10 +281,9 @@ fn complete<'b>(
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     use kcache_core::PartialObjectMeta;
 
-    use super::super::protobuf::decode_partial_item;
     use super::*;
 
     /// A list kube-apiserver 1.20.2 sent for
@@ -274,14 +298,24 @@ mod tests {
         body: &[u8],
         size: usize,
     ) -> Result<(Vec<K>, ListMeta, Vec<usize>), Error> {
-        let mut s = PartialListSplitter::new(1 << 20);
+        split_as(ItemKind::PartialObjectMetadata, body, size)
+    }
+
+    /// [`split`] of a list of `kind`.
+    fn split_as<K: serde::de::DeserializeOwned>(
+        kind: ItemKind,
+        body: &[u8],
+        size: usize,
+    ) -> Result<(Vec<K>, ListMeta, Vec<usize>), Error> {
+        let mut s = ListSplitter::new(kind, 1 << 20);
+        let decode = kind.decoder::<K>();
         let mut items = Vec::new();
         let mut produced = Vec::new();
         for chunk in body.chunks(size) {
             let before = items.len();
             s.push(chunk, |index, item| {
                 assert_eq!(index, items.len());
-                items.push(decode_partial_item(index, item)?);
+                items.push(decode(index, item)?);
                 Ok(())
             })?;
             produced.push(items.len() - before);
@@ -316,7 +350,7 @@ mod tests {
 
     #[test]
     fn items_come_out_before_the_body_ends() {
-        let mut s = PartialListSplitter::new(1 << 20);
+        let mut s = ListSplitter::new(ItemKind::PartialObjectMetadata, 1 << 20);
         let mut items = 0;
         // The fixture's first item is 1,208 bytes, its second ends at byte 1,443.
         let cut = 1_337;
@@ -353,7 +387,7 @@ mod tests {
 
     #[test]
     fn an_item_over_the_limit_is_refused_by_index() {
-        let mut s = PartialListSplitter::new(100);
+        let mut s = ListSplitter::new(ItemKind::PartialObjectMetadata, 100);
         let err = s.push(PROTOBUF_LIST, |_, _| Ok(())).unwrap_err();
         assert!(err.to_string().contains("list item 0 is"), "{err}");
         assert!(err.to_string().contains("limit of 100 bytes"), "{err}");
@@ -370,6 +404,67 @@ mod tests {
         body.extend_from_slice(b"\x12\x00");
         let err = split::<serde_json::Value>(&body, 5).unwrap_err();
         assert!(err.to_string().contains("ConfigMapList"), "{err}");
+    }
+
+    /// Lists kube-apiserver 1.20.2 sent for `GET /api/v1/namespaces/pbfix2/configmaps` and
+    /// `.../secrets` with `Accept: application/vnd.kubernetes.protobuf`, and the JSON it sent for
+    /// the same lists: ConfigMaps with data (an empty value, non-ASCII text), binaryData,
+    /// `immutable` true and false, labels, annotations, an owner and a finalizer, and a bare
+    /// one; Secrets of type `Opaque` (with bytes that are not UTF-8) and `kubernetes.io/tls`
+    /// (immutable), and one without data.
+    const CONFIGMAP_LIST: &[u8] = include_bytes!("../../tests/fixtures/configmap-list.pb");
+    const CONFIGMAP_JSON: &[u8] = include_bytes!("../../tests/fixtures/configmap-list.json");
+    const SECRET_LIST: &[u8] = include_bytes!("../../tests/fixtures/secret-list.pb");
+    const SECRET_JSON: &[u8] = include_bytes!("../../tests/fixtures/secret-list.json");
+
+    #[test]
+    fn built_in_kinds_decode_as_the_servers_json() {
+        for (kind, body, json) in [
+            (ItemKind::ConfigMap, CONFIGMAP_LIST, CONFIGMAP_JSON),
+            (ItemKind::Secret, SECRET_LIST, SECRET_JSON),
+        ] {
+            let servers: serde_json::Value = serde_json::from_slice(json).unwrap();
+            assert_eq!(servers["kind"], kind.list_kind());
+            for size in [1, 13, body.len()] {
+                let (items, meta, _) = split_as::<serde_json::Value>(kind, body, size).unwrap();
+                assert_eq!(
+                    serde_json::Value::Array(items),
+                    servers["items"],
+                    "{kind:?} in chunks of {size} bytes"
+                );
+                assert_eq!(serde_json::to_value(&meta).unwrap(), servers["metadata"]);
+            }
+        }
+    }
+
+    #[test]
+    fn built_in_kinds_decode_as_typed_objects_from_the_servers_json() {
+        let servers: serde_json::Value = serde_json::from_slice(CONFIGMAP_JSON).unwrap();
+        let from_json: Vec<ConfigMap> = serde_json::from_value(servers["items"].clone()).unwrap();
+        let (items, _, _) = split_as::<ConfigMap>(ItemKind::ConfigMap, CONFIGMAP_LIST, 64).unwrap();
+        assert_eq!(items, from_json);
+        assert_eq!(
+            items[0].binary_data.as_ref().unwrap()["blob"].0,
+            b"\0\x01\x02\x03\x04\xff"
+        );
+        assert_eq!(items[2].immutable, Some(false));
+
+        let servers: serde_json::Value = serde_json::from_slice(SECRET_JSON).unwrap();
+        let from_json: Vec<Secret> = serde_json::from_value(servers["items"].clone()).unwrap();
+        let (items, _, _) = split_as::<Secret>(ItemKind::Secret, SECRET_LIST, 64).unwrap();
+        assert_eq!(items, from_json);
+        assert_eq!(items[1].data.as_ref().unwrap()["bin"].0, b"\0\x01\x02\xff");
+    }
+
+    #[test]
+    fn a_list_of_another_built_in_kind_is_refused_naming_both() {
+        let err = split_as::<serde_json::Value>(ItemKind::Secret, CONFIGMAP_LIST, 64)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("protobuf SecretList") && err.contains("\"ConfigMapList\""),
+            "{err}"
+        );
     }
 
     #[test]
