@@ -16,10 +16,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::client::{Client, ListItems};
 use crate::decode::{exact_copy, keep, ItemKind, Trim};
+use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
 
 /// `Accept` of a list asked for in protobuf first ([`ItemKind`]), then JSON.
 const ACCEPT_PROTOBUF_LIST: &str = "application/vnd.kubernetes.protobuf,application/json";
-use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
 
 /// The verbs of one resource, in one namespace or across all.
 pub struct Api<K> {

@@ -187,7 +187,7 @@ fn message(buf: &[u8], number: u64) -> Result<Option<&[u8]>, Error> {
 
 /// A decoding error, as serde's deserializers report them.
 #[derive(Debug)]
-pub(crate) struct DeError(String);
+pub(super) struct DeError(String);
 
 impl fmt::Display for DeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -216,7 +216,7 @@ pub(super) fn utf8(bytes: &[u8]) -> Result<&str, DeError> {
 /// A value of an item, seen as the JSON value the server would have sent for it.
 pub(super) enum Node<'a> {
     /// A `PartialObjectMetadata` {1: metadata}.
-    Item(&'a [u8]),
+    PartialObjectMetadata(&'a [u8]),
     /// A core/v1 `ConfigMap` (`protobuf_kinds`).
     ConfigMap(&'a [u8]),
     /// A core/v1 `Secret` (`protobuf_kinds`).
@@ -420,7 +420,7 @@ fn list<'a>(
 impl<'de> Node<'de> {
     fn visit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         match self {
-            Node::Item(buf) => {
+            Node::PartialObjectMetadata(buf) => {
                 let meta = message(buf, 1)?.unwrap_or_default();
                 visitor.visit_map(Members::new([
                     Some(("apiVersion", Node::Str("meta.k8s.io/v1"))),

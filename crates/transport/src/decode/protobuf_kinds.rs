@@ -51,7 +51,9 @@ impl ItemKind {
     /// How an item's bytes decode as `K`; the error names the item (and its object).
     pub(super) fn decoder<K: DeserializeOwned>(self) -> fn(usize, &[u8]) -> Result<K, Error> {
         match self {
-            ItemKind::PartialObjectMetadata => |i, b| decode_item(Node::Item(b), i, b),
+            ItemKind::PartialObjectMetadata => {
+                |i, b| decode_item(Node::PartialObjectMetadata(b), i, b)
+            }
             ItemKind::ConfigMap => |i, b| decode_item(Node::ConfigMap(b), i, b),
             ItemKind::Secret => |i, b| decode_item(Node::Secret(b), i, b),
         }
