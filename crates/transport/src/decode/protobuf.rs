@@ -18,11 +18,12 @@
 
 use std::fmt;
 
+use base64::Engine as _;
 use kcache_core::{Error, ListMeta, RAW_VALUE_TOKEN};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::forward_to_deserialize_any;
 
-use super::protobuf_kinds::{base64, config_map, secret};
+use super::protobuf_kinds::{config_map, secret};
 use super::raw_json;
 
 /// What every Kubernetes protobuf body starts with.
@@ -408,6 +409,21 @@ fn rfc3339(seconds: i64) -> Result<String, DeError> {
     Ok(text)
 }
 
+/// A map field as the JSON form has it, its entries read as `node` says (`Node::StringMap`,
+/// `Node::BytesMap`): left out when empty.
+pub(super) fn map<'a>(
+    key: &'static str,
+    entries: Vec<&'a [u8]>,
+    node: fn(Vec<&'a [u8]>) -> Node<'a>,
+) -> Option<(&'static str, Node<'a>)> {
+    (!entries.is_empty()).then(|| (key, node(entries)))
+}
+
+/// `bytes` as Go's JSON writes a `[]byte`: standard base64, padded.
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 /// A repeated field as the JSON form has it: left out when empty.
 fn list<'a>(
     key: &'static str,
@@ -550,12 +566,10 @@ fn object_meta<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V::Va
             _ => {}
         }
     }
-    let map =
-        |key, entries: Vec<_>| (!entries.is_empty()).then_some((key, Node::StringMap(entries)));
     // Members in the order of their keys: a reader that keeps objects sorted by key (as
     // kcache-compact's tree does) then has nothing to sort.
     visitor.visit_map(Members::new([
-        map("annotations", m.annotations),
+        map("annotations", m.annotations, Node::StringMap),
         string("clusterName", m.single[15])?,
         time("creationTimestamp", m.single[8])?,
         m.grace
@@ -566,7 +580,7 @@ fn object_meta<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V::Va
         m.generation
             .filter(|g| *g != 0)
             .map(|g| ("generation", Node::Int(g))),
-        map("labels", m.labels),
+        map("labels", m.labels, Node::StringMap),
         list("managedFields", m.managed, Node::ManagedFieldsEntry),
         string("name", m.single[1])?,
         string("namespace", m.single[3])?,

@@ -12,11 +12,10 @@
 //! here with its message's fields (`k8s.io/api/core/v1/generated.proto`); every other kind is
 //! listed in JSON.
 
-use base64::Engine as _;
 use kcache_core::Error;
 use serde::de::{DeserializeOwned, Visitor};
 
-use super::protobuf::{decode_item, fields, string, DeError, Members, Node, Value};
+use super::protobuf::{decode_item, fields, map, string, DeError, Members, Node, Value};
 
 /// What the items of a protobuf list are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,20 +111,6 @@ pub(super) fn secret<'de, V: Visitor<'de>>(
         map("stringData", strings, Node::StringMap),
         string("type", kind)?,
     ]))
-}
-
-/// A map field as the JSON form has it: left out when empty.
-fn map<'a>(
-    key: &'static str,
-    entries: Vec<&'a [u8]>,
-    node: fn(Vec<&'a [u8]>) -> Node<'a>,
-) -> Option<(&'static str, Node<'a>)> {
-    (!entries.is_empty()).then(|| (key, node(entries)))
-}
-
-/// `bytes` as Go's JSON writes a `[]byte`: standard base64, padded.
-pub(super) fn base64(bytes: &[u8]) -> String {
-    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
