@@ -20,6 +20,7 @@ use kcache_core::{BoxError, Error, ListMeta, ObjectList};
 use serde::de::DeserializeOwned;
 
 use super::batch::{joined, max_in_flight, spawn_decode, RawBatch};
+use super::json_text::from_json;
 use super::naming::named;
 use super::protobuf_kinds::ItemKind;
 use super::protobuf_list::ListSplitter;
@@ -295,16 +296,10 @@ impl<K: DeserializeOwned> ListDecoder<K> {
     }
 }
 
-/// Decodes the item at `index` of a list. The item is checked to be UTF-8 in one pass first:
-/// serde_json then takes its strings as they are, where from bytes it checks each on its own
-/// (a twentieth of a typed list's decoding). Bytes that are not UTF-8 are read as bytes, for
-/// serde_json's error and its position.
+/// Decodes the item at `index` of a list (read as text when it is UTF-8: `json_text`).
 fn decode_item<K: DeserializeOwned>(index: usize, bytes: &[u8]) -> Result<K, Error> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(bytes),
-    }
-    .map_err(|e| Error::decode(named(&format!("list item {index}"), bytes), e))
+    from_json(bytes, PhantomData::<K>)
+        .map_err(|e| Error::decode(named(&format!("list item {index}"), bytes), e))
 }
 
 /// What splits a list body into its items: a JSON list, or a protobuf list (whose items decode

@@ -1,6 +1,7 @@
 //! Incremental decoders for list and watch response bodies.
 
 mod batch;
+mod json_text;
 mod list;
 mod naming;
 pub(crate) mod protobuf;

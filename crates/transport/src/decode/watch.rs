@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::batch::{joined, max_in_flight, spawn_decode, RawBatch};
+use super::json_text::from_json;
 use super::naming::named;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture};
 use super::trim::{keep, Trim};
@@ -131,22 +132,11 @@ impl<K: DeserializeOwned> WatchDecoder<K> {
     }
 }
 
-/// Decodes one complete watch event (checked to be UTF-8 in one pass first, as a list's items
-/// are).
+/// Decodes one complete watch event (read as text when it is UTF-8, as a list's items are:
+/// `json_text`).
 pub fn decode_event<K: DeserializeOwned>(bytes: &[u8]) -> Result<WatchEvent<K>, Error> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => event(serde_json::Deserializer::from_str(text)),
-        Err(_) => event(serde_json::Deserializer::from_slice(bytes)),
-    }
-    .map_err(|e| Error::decode(named("watch event", bytes), e))
-}
-
-fn event<'de, R: serde_json::de::Read<'de>, K: DeserializeOwned>(
-    mut de: serde_json::Deserializer<R>,
-) -> serde_json::Result<WatchEvent<K>> {
-    let ev = EventSeed::<K>(PhantomData).deserialize(&mut de)?;
-    de.end()?;
-    Ok(ev)
+    from_json(bytes, EventSeed::<K>(PhantomData))
+        .map_err(|e| Error::decode(named("watch event", bytes), e))
 }
 
 #[derive(Clone, Copy)]
