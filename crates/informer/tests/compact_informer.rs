@@ -3,7 +3,7 @@
 //! decode as `K` or exceeds the size limit, with an error naming the object, leaving the cache as
 //! it was.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

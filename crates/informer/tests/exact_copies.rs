@@ -3,7 +3,7 @@
 //! from the list (or the embedded server's watch-list) or from a later watch event. Against the
 //! embedded server or the cluster of `KCACHE_TEST_KUBECONFIG`.
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};

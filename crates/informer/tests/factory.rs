@@ -1,6 +1,6 @@
 //! SharedInformerFactory: sharing, start-after-start (client-go#675), wait, shutdown.
 
-mod support;
+use crate::support;
 
 use kcache_core::ApiResource;
 use kcache_informer::{FactoryOptions, SharedInformerFactory};

@@ -1,6 +1,6 @@
 //! client-go's FilteringResourceEventHandler transitions.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

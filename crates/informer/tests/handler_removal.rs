@@ -2,7 +2,7 @@
 //! the wait ends once the call in flight has returned, no call follows, and a handler cannot
 //! wait for itself.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

@@ -1,7 +1,7 @@
 //! The metadata-only informer (client-go's `metadatainformer`) against the embedded server or
 //! the cluster of `KCACHE_TEST_KUBECONFIG`: it syncs, caches only metadata, and follows changes.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! Read your writes (KEP-5647, client-go's `LastStoreSyncResourceVersion`): the resourceVersion
 //! the cache reflects, and waiting for it, on paused tokio time against an in-memory source.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! (kube-apiserver 1.20.2 in the envtest tier, whose resourceVersions are etcd revisions): a
 //! write's resourceVersion, waited for on the informer, means the cache holds that write.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! client-go's shared_informer_test.go, as assertions on kcache-informer.
 
-#[macro_use]
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

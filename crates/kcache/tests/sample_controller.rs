@@ -6,7 +6,7 @@
 //! on a condition, never a timing assertion.
 
 #[path = "../../../examples/sample_controller/mod.rs"]
-mod sample_controller;
+mod sample;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -19,12 +19,12 @@ use kcache_testserver::{RequestMatch, TestCluster, Verb};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
 
-use sample_controller::controller::{message_resource_exists, Controller, SyncOutcome};
-use sample_controller::crd::foo_crd;
-use sample_controller::deployment::{new_deployment, POD_IMAGE};
-use sample_controller::foo::Foo;
-use sample_controller::running::Running;
-use sample_controller::wait::wait_until;
+use sample::controller::{message_resource_exists, Controller, SyncOutcome};
+use sample::crd::foo_crd;
+use sample::deployment::{new_deployment, POD_IMAGE};
+use sample::foo::Foo;
+use sample::running::Running;
+use sample::wait::wait_until;
 
 /// Liveness guard for each wait; the conditions normally hold within milliseconds (seconds on
 /// a full cluster, where pods start).

@@ -2,7 +2,7 @@
 //! field manager keeps it; run against the embedded server on every `cargo test` and against a
 //! real kube-apiserver by `cargo xtask integration --envtest`.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kcache_testserver::{RawResponse, TestCluster};

@@ -3,7 +3,7 @@
 //! and cronjobs, RBAC, CSRs with `/approval`, component statuses and API services. Run
 //! against both servers like every conformance suite.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kcache_testserver::TestCluster;

@@ -2,7 +2,7 @@
 //! against a real kube-apiserver by `cargo xtask integration --envtest`
 //! (`KCACHE_TEST_KUBECONFIG`). The same assertions hold on both.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kcache_core::Status;

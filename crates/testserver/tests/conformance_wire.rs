@@ -4,7 +4,7 @@
 //! kube-apiserver by the envtest tier (`KCACHE_TEST_KUBECONFIG`); the same assertions hold on
 //! both.
 
-mod common;
+use crate::common;
 
 use std::fmt;
 

@@ -1,7 +1,7 @@
 //! Fault injection through the in-process handle (embedded server only: a real cluster has no
 //! fault handle).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! label, patch, delete. Skipped with a printed reason when kubectl is not installed, except
 //! under `CI=true`, where CI provides kubectl and its absence fails the test.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

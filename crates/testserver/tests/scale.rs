@@ -1,7 +1,7 @@
 //! `/scale` (`autoscaling/v1` Scale) of the built-in workloads and of custom resources whose
 //! CRD enables `subresources.scale`; run against both servers like every conformance suite.
 
-mod common;
+use crate::common;
 
 use common::*;
 use kcache_testserver::TestCluster;

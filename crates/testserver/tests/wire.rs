@@ -2,7 +2,7 @@
 //! and `PartialObjectMetadata` conversion (`Accept: ...;as=PartialObjectMetadata[List]`), with
 //! the API server's 406 for what it cannot convert.
 
-mod common;
+use crate::common;
 
 use std::io::Read as _;
 

@@ -3,7 +3,7 @@
 //! decompressed bytes — a small compressed body that inflates without end is refused once one
 //! object passes `max_object_size`.
 
-mod support;
+use crate::support;
 
 use std::convert::Infallible;
 use std::io::Write as _;

@@ -2,7 +2,7 @@
 //! credentials), impersonation headers from `as`/`as-groups`/`as-uid`/`as-user-extra`, and
 //! client-go's retry of GETs whose connection was reset.
 
-mod support;
+use crate::support;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! Metadata-only access (client-go's metadata client, kube-rs's `list_metadata`): get, list,
 //! watch and patch return `PartialObjectMeta<K>` from the server's `PartialObjectMetadata`.
 
-mod support;
+use crate::support;
 
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -3,7 +3,7 @@
 //! list comes in protobuf and decodes through `decode::protobuf_kinds`, whose unit tests replay
 //! lists it sent; a server without protobuf (the test server) answers the JSON alternative.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! KCACHE_TEST_KUBECONFIG: every verb, paging and the 410 fallback, watches with bookmarks and
 //! errors, Retry-After (paused time), and HTTP/2 multiplexing.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;

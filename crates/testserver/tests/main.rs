@@ -1,0 +1,16 @@
+//! The integration tests, one module per file, linked as one binary: each test binary links
+//! the whole stack again, and one per file cost CI gigabytes of disk (`autotests = false`; a new
+//! `tests/*.rs` must be named here, which `cargo xtask ci` checks). The test harness runs as
+//! many tests at once as there are cores, in one binary or many.
+
+mod common;
+
+mod apply;
+mod cluster_resources;
+mod conformance;
+mod conformance_wire;
+mod faults;
+mod kubectl;
+mod scale;
+mod seeding;
+mod wire;
