@@ -125,7 +125,6 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
             );
             return self.items.len();
         }
-        let listed: AHashSet<&ObjectKey> = items.iter().map(|(k, _)| k).collect();
         // The last queued state of each queued key (None after a deletion), in first-seen order.
         let mut order = Vec::new();
         let mut last: AHashMap<&ObjectKey, Option<Arc<K>>> = AHashMap::new();
@@ -134,6 +133,14 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
                 order.push(key);
             }
         }
+        // The listed keys, hashed only when something could vanish: an informer's first list
+        // meets an empty queue and an empty cache.
+        let known_keys = known.keys();
+        let listed: AHashSet<&ObjectKey> = if order.is_empty() && known_keys.is_empty() {
+            AHashSet::new()
+        } else {
+            items.iter().map(|(k, _)| k).collect()
+        };
         // Tombstones first: a queued key whose last delta is not a deletion, then a cached key
         // with nothing queued, when the list lacks it.
         let mut vanished: Vec<(ObjectKey, Option<Arc<K>>)> = order
@@ -141,7 +148,7 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
             .filter(|k| !listed.contains(*k))
             .filter_map(|k| Some(((*k).clone(), Some(last.get(*k)?.clone()?))))
             .collect();
-        for k in known.keys() {
+        for k in known_keys {
             if listed.contains(&k) || last.contains_key(&k) {
                 continue;
             }
