@@ -21,7 +21,9 @@ use super::value::CompactValue;
 /// materialize never gets in: decoding a watch event or list item as `Compact<Pod>` fails, with
 /// the object's namespace/name in the error, exactly where decoding it as `Pod` would. The check
 /// decodes `K` and drops it, except the values that take any JSON (`managedFields[].fieldsV1`,
-/// [`kcache_core::accepts_any_json`]), which cannot fail and are not built. A read is
+/// [`kcache_core::accepts_any_json`]), which cannot fail and are not built, and kcache-core's
+/// `ObjectMeta` (a `PartialObjectMeta`'s), checked by [`kcache_core::check_object_meta`] without
+/// allocating its strings. A read is
 /// a serde decode of `K` straight from the shared tree (no JSON text, no `serde_json::Value`),
 /// whose cost grows with the object's size only.
 ///

@@ -18,8 +18,9 @@ use crate::any_json::AnyJson;
 use crate::meta::{ObjectMeta, TypeMeta};
 use crate::partial::PartialObjectMeta;
 
-/// An `ObjectMeta` member's key: the typed fields, or any other key (kept in `other`).
-enum MetaKey {
+/// An `ObjectMeta` member's key: the typed fields, or any other key (kept in `other` as `O`:
+/// its text when building, nothing when only checking, see `meta_check`).
+pub(crate) enum MetaKey<O> {
     Name,
     GenerateName,
     Namespace,
@@ -33,11 +34,26 @@ enum MetaKey {
     Annotations,
     OwnerReferences,
     Finalizers,
-    Other(String),
+    Other(O),
 }
 
-impl MetaKey {
-    fn of(key: &str) -> MetaKey {
+/// What an untyped key is kept as.
+pub(crate) trait OtherKey: Sized {
+    fn of(key: &str) -> Self;
+}
+
+impl OtherKey for String {
+    fn of(key: &str) -> Self {
+        key.to_owned()
+    }
+}
+
+impl OtherKey for () {
+    fn of(_: &str) -> Self {}
+}
+
+impl<O: OtherKey> MetaKey<O> {
+    fn of(key: &str) -> Self {
         match key {
             "name" => MetaKey::Name,
             "generateName" => MetaKey::GenerateName,
@@ -52,24 +68,24 @@ impl MetaKey {
             "annotations" => MetaKey::Annotations,
             "ownerReferences" => MetaKey::OwnerReferences,
             "finalizers" => MetaKey::Finalizers,
-            other => MetaKey::Other(other.to_owned()),
+            other => MetaKey::Other(O::of(other)),
         }
     }
 }
 
-impl<'de> Deserialize<'de> for MetaKey {
+impl<'de, O: OtherKey> Deserialize<'de> for MetaKey<O> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = MetaKey;
+        struct KeyVisitor<O>(PhantomData<O>);
+        impl<O: OtherKey> Visitor<'_> for KeyVisitor<O> {
+            type Value = MetaKey<O>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an ObjectMeta field name")
             }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<MetaKey, E> {
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<MetaKey<O>, E> {
                 Ok(MetaKey::of(key))
             }
         }
-        d.deserialize_identifier(KeyVisitor)
+        d.deserialize_identifier(KeyVisitor(PhantomData))
     }
 }
 
@@ -83,7 +99,7 @@ impl<'de> Deserialize<'de> for ObjectMeta {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ObjectMeta, A::Error> {
                 let mut m = ObjectMeta::default();
-                while let Some(key) = map.next_key::<MetaKey>()? {
+                while let Some(key) = map.next_key::<MetaKey<String>>()? {
                     match key {
                         MetaKey::Name => m.name = map.next_value()?,
                         MetaKey::GenerateName => m.generate_name = map.next_value()?,
