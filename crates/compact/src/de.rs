@@ -14,6 +14,7 @@
 //! and `ObjectMeta` is checked by [`kcache_core::check_object_meta`], which builds no strings,
 //! then handed an empty map.
 
+use kcache_core::RAW_VALUE_TOKEN;
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
 };
@@ -140,11 +141,18 @@ impl<'de> Deserializer<'de> for Reader<'de> {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
         if self.checking && kcache_core::accepts_any_json::<V::Value>() {
             return visitor.visit_newtype_struct(self.of(&NULL));
+        }
+        if name == RAW_VALUE_TOKEN {
+            // serde_json's `RawValue` (and kcache-core's `FieldsV1`) asking for the value's
+            // JSON text: written from the tree, no `serde_json::Value` built in between.
+            let text = serde_json::to_string(self.value)?;
+            let answer = std::iter::once((RAW_VALUE_TOKEN, text));
+            return visitor.visit_map(de::value::MapDeserializer::<_, Error>::new(answer));
         }
         visitor.visit_newtype_struct(self)
     }
@@ -353,10 +361,12 @@ mod tests {
 
         let full = PartialObjectMeta::<ConfigMap>::deserialize(&tree).unwrap();
         let checked = PartialObjectMeta::<ConfigMap>::deserialize(Reader::checking(&tree)).unwrap();
+        // `fieldsV1` kept as text, written from the tree (the `RawValue` handshake).
         assert_eq!(
-            full.metadata.other["managedFields"],
+            serde_json::to_value(&full.metadata.managed_fields).unwrap(),
             wire["metadata"]["managedFields"]
         );
+        assert_eq!(full.metadata.other["selfLink"], "/x");
         // `ObjectMeta` is checked without being built: the check hands back an empty one.
         assert_eq!(checked.metadata, kcache_core::ObjectMeta::default());
         assert_eq!(checked.types, full.types);

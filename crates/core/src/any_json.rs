@@ -25,12 +25,12 @@ pub const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Whether decoding a `T` accepts every JSON value and keeps it as it is, so that a decoder
 /// that only checks an object may give it `null` in place of the value (see the module docs).
-/// True for `FieldsV1` (with the `k8s-openapi` feature) and for the untyped members of
-/// [`ObjectMeta`](crate::ObjectMeta); false for everything else, `serde_json::Value` included
-/// (a type holding a `Value` may still reject some of them).
+/// True for [`FieldsV1`](crate::FieldsV1), k8s-openapi's `FieldsV1` (with the `k8s-openapi`
+/// feature) and the untyped members of [`ObjectMeta`](crate::ObjectMeta); false for everything
+/// else, `serde_json::Value` included (a type holding a `Value` may still reject some of them).
 pub fn accepts_any_json<T: ?Sized>() -> bool {
     let name = type_name::<T>();
-    name == type_name::<AnyJson>() || is_fields_v1(name)
+    name == type_name::<AnyJson>() || name == type_name::<crate::FieldsV1>() || is_fields_v1(name)
 }
 
 #[cfg(feature = "k8s-openapi")]
@@ -57,7 +57,7 @@ impl<'de> Deserialize<'de> for AnyJson {
 
 /// Takes the newtype's inner value; also takes a value directly, for deserializers that answer
 /// a newtype struct with the value itself.
-struct AnyJsonVisitor;
+pub(crate) struct AnyJsonVisitor;
 
 impl<'de> Visitor<'de> for AnyJsonVisitor {
     type Value = AnyJson;
@@ -156,6 +156,7 @@ mod tests {
     #[test]
     fn only_whole_value_types_accept_any_json() {
         assert!(accepts_any_json::<AnyJson>());
+        assert!(accepts_any_json::<crate::FieldsV1>());
         assert!(!accepts_any_json::<Value>());
         assert!(!accepts_any_json::<String>());
         assert!(!accepts_any_json::<crate::ObjectMeta>());

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::managed_fields::ManagedFieldsEntry;
+
 /// `apiVersion` and `kind`, present on objects sent by the API server.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TypeMeta {
@@ -36,7 +38,8 @@ pub struct OwnerReference {
 
 /// The metadata every object carries (`metav1.ObjectMeta`).
 ///
-/// The fields the machinery reads are typed; every other field (managedFields, ...) is kept as
+/// The fields the machinery reads are typed, and `managedFields` (each entry's field set kept as
+/// its JSON text, see [`ManagedFieldsEntry`]); every other field (`selfLink`, ...) is kept as
 /// JSON in `other`, so an object read and written back loses nothing. (`Deserialize` is written
 /// by hand in `meta_de`, without serde's buffering for `flatten`.)
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -81,6 +84,9 @@ pub struct ObjectMeta {
     /// Finalizers that hold a deletion until removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finalizers: Option<Vec<String>>,
+    /// Which field managers set which fields (server-side apply's bookkeeping).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_fields: Option<Vec<ManagedFieldsEntry>>,
     /// Every other metadata field, kept verbatim.
     #[serde(flatten)]
     pub other: serde_json::Map<String, serde_json::Value>,

@@ -6,7 +6,8 @@
 //! the check's cost, and the check a seventh of the client's work. [`check_object_meta`] reads
 //! the same members as `ObjectMeta`'s `Deserialize` (one key enum, matched exhaustively by
 //! both) and accepts and rejects the same values, building nothing but owner references (rare,
-//! and their required fields are the derive's to judge). A checking decoder asks
+//! and their required fields are the derive's to judge); a `managedFields` entry is checked by
+//! a twin of its derived decoder whose members build nothing. A checking decoder asks
 //! [`checks_without_building`] whether the type it is asked for is `ObjectMeta`, runs the check
 //! instead, and hands the visitor an empty map.
 
@@ -60,6 +61,7 @@ impl<'de> Visitor<'de> for MetaCheck {
                     map.next_value::<Option<Vec<OwnerReference>>>().map(drop)?
                 }
                 MetaKey::Finalizers => map.next_value::<Option<StrSeq>>().map(drop)?,
+                MetaKey::ManagedFields => map.next_value::<Option<EntrySeq>>().map(drop)?,
                 MetaKey::Other(()) => map.next_value::<AnyJson>().map(drop)?,
             }
         }
@@ -131,6 +133,58 @@ impl<'de> Deserialize<'de> for StrSeq {
     }
 }
 
+/// What `ManagedFieldsEntry`'s derive accepts: a twin with the same name (it is in the
+/// derive's messages), the same members in the same order (a derived decoder also takes them
+/// as a sequence), and members that build nothing (`fieldsV1` takes any JSON).
+mod entry_check {
+    use serde::de::IgnoredAny;
+
+    use super::Str;
+
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    #[allow(dead_code)] // decoded to be checked, never read
+    pub(super) struct ManagedFieldsEntry {
+        #[serde(default)]
+        manager: Option<Str>,
+        #[serde(default)]
+        operation: Option<Str>,
+        #[serde(default)]
+        api_version: Option<Str>,
+        #[serde(default)]
+        time: Option<Str>,
+        #[serde(default)]
+        fields_type: Option<Str>,
+        #[serde(default)]
+        fields_v1: Option<IgnoredAny>,
+        #[serde(default)]
+        subresource: Option<Str>,
+    }
+}
+
+/// What `Vec<ManagedFieldsEntry>` accepts.
+struct EntrySeq;
+
+impl<'de> Deserialize<'de> for EntrySeq {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = EntrySeq;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EntrySeq, A::Error> {
+                while seq
+                    .next_element::<entry_check::ManagedFieldsEntry>()?
+                    .is_some()
+                {}
+                Ok(EntrySeq)
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{json, Value};
@@ -176,6 +230,7 @@ mod tests {
             "annotations",
             "ownerReferences",
             "finalizers",
+            "managedFields",
             "other",
         ] {
             for value in &wrong {
@@ -185,6 +240,32 @@ mod tests {
         cases.push(json!({"labels": {"a": 1}}));
         cases.push(json!({"finalizers": ["f", null]}));
         cases.push(json!({"ownerReferences": [{"apiVersion": "v1", "kind": "Pod"}]}));
+        // managedFields entries: every member valid, null and wrong; not an object; as a
+        // sequence (a derived decoder takes that too).
+        for key in [
+            "manager",
+            "operation",
+            "apiVersion",
+            "time",
+            "fieldsType",
+            "fieldsV1",
+            "subresource",
+            "unknown",
+        ] {
+            cases.push(json!({"managedFields": [{ key: "v" }]}));
+            for value in &wrong {
+                cases.push(json!({"managedFields": [{ key: value }]}));
+            }
+        }
+        for entry in [
+            json!(null),
+            json!(1),
+            json!("s"),
+            json!(["m", "Update"]),
+            json!([1]),
+        ] {
+            cases.push(json!({"managedFields": [entry]}));
+        }
         let mut rejected = 0;
         for case in &cases {
             let decoded = ObjectMeta::deserialize(case)

@@ -34,6 +34,7 @@ pub(crate) enum MetaKey<O> {
     Annotations,
     OwnerReferences,
     Finalizers,
+    ManagedFields,
     Other(O),
 }
 
@@ -68,6 +69,7 @@ impl<O: OtherKey> MetaKey<O> {
             "annotations" => MetaKey::Annotations,
             "ownerReferences" => MetaKey::OwnerReferences,
             "finalizers" => MetaKey::Finalizers,
+            "managedFields" => MetaKey::ManagedFields,
             other => MetaKey::Other(O::of(other)),
         }
     }
@@ -116,6 +118,7 @@ impl<'de> Deserialize<'de> for ObjectMeta {
                         MetaKey::Annotations => m.annotations = map.next_value()?,
                         MetaKey::OwnerReferences => m.owner_references = map.next_value()?,
                         MetaKey::Finalizers => m.finalizers = map.next_value()?,
+                        MetaKey::ManagedFields => m.managed_fields = map.next_value()?,
                         MetaKey::Other(key) => {
                             let AnyJson(value) = map.next_value()?;
                             m.other.insert(key, value);
@@ -241,7 +244,10 @@ mod tests {
             Some(true)
         );
         assert_eq!(m.finalizers.as_deref(), Some(&["f".to_string()][..]));
-        assert_eq!(m.other["managedFields"], wire["metadata"]["managedFields"]);
+        let entry = &m.managed_fields.as_ref().unwrap()[0];
+        assert_eq!(entry.manager.as_deref(), Some("m"));
+        assert_eq!(entry.fields_v1.as_ref().unwrap().json(), r#"{"f:data":{}}"#);
+        assert!(!m.other.contains_key("managedFields"));
         assert_eq!(m.other["selfLink"], "/x");
         // Written back, the metadata is what was read.
         assert_eq!(
