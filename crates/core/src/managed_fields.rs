@@ -12,6 +12,7 @@
 
 use std::fmt;
 
+use serde::de::value::MapDeserializer;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
@@ -118,8 +119,13 @@ impl<'de> Visitor<'de> for FieldsVisitor {
         let first = match map.next_key_seed(FirstKey)? {
             None => return Ok(FieldsV1::from_value(&Value::Object(Map::new()))),
             Some(FirstKeyIs::Token) => {
+                // The deserializer vouches for the text (the handshake's contract; kcache's
+                // protobuf decoder checks each distinct text once). Handed on through the same
+                // handshake, serde_json keeps it without parsing it again, as `from_json` would.
                 let text: String = map.next_value()?;
-                return FieldsV1::from_json(text).map_err(de::Error::custom);
+                let answer = std::iter::once((RAW_VALUE_TOKEN, text));
+                return Box::<RawValue>::deserialize(MapDeserializer::<_, A::Error>::new(answer))
+                    .map(FieldsV1);
             }
             Some(FirstKeyIs::Member(key)) => key,
         };
