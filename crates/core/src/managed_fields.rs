@@ -71,9 +71,10 @@ impl FieldsV1 {
         self.0.get()
     }
 
-    /// The field set as a JSON tree (`{"f:metadata": {"f:labels": {...}}}`).
-    pub fn to_value(&self) -> Value {
-        serde_json::from_str(self.json()).expect("FieldsV1 holds JSON")
+    /// The field set as a JSON tree (`{"f:metadata": {"f:labels": {...}}}`); an error only if
+    /// a deserializer vouched for a text that is not JSON.
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        serde_json::from_str(self.json())
     }
 }
 
@@ -237,11 +238,11 @@ mod tests {
             let value: Value = serde_json::from_str(text).unwrap();
             let from_text: FieldsV1 = serde_json::from_str(text).unwrap();
             assert_eq!(from_text.json(), text);
-            assert_eq!(from_text.to_value(), value);
+            assert_eq!(from_text.to_value().unwrap(), value);
             let from_value: FieldsV1 = serde_json::from_value(value.clone()).unwrap();
-            assert_eq!(from_value.to_value(), value, "{text}");
+            assert_eq!(from_value.to_value().unwrap(), value, "{text}");
             let from_ref = FieldsV1::deserialize(&value).unwrap();
-            assert_eq!(from_ref.to_value(), value, "{text}");
+            assert_eq!(from_ref.to_value().unwrap(), value, "{text}");
             assert_eq!(serde_json::to_value(&from_text).unwrap(), value);
             assert_eq!(serde_json::to_string(&from_text).unwrap(), text);
         }
@@ -250,7 +251,7 @@ mod tests {
             [("f:a", 1u64), ("f:b", 2)].into_iter(),
         );
         assert_eq!(
-            FieldsV1::deserialize(map).unwrap().to_value(),
+            FieldsV1::deserialize(map).unwrap().to_value().unwrap(),
             json!({"f:a": 1, "f:b": 2})
         );
         assert!(FieldsV1::from_json("{").is_err());
@@ -269,7 +270,7 @@ mod tests {
         assert_eq!(entry.fields_type.as_deref(), Some("FieldsV1"));
         assert_eq!(entry.subresource.as_deref(), Some("status"));
         assert_eq!(
-            entry.fields_v1.as_ref().unwrap().to_value(),
+            entry.fields_v1.as_ref().unwrap().to_value().unwrap(),
             wire["fieldsV1"]
         );
         assert_eq!(serde_json::to_value(&entry).unwrap(), wire);
