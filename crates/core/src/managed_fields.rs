@@ -87,9 +87,14 @@ impl PartialEq for FieldsV1 {
 
 impl Eq for FieldsV1 {}
 
+/// Written as the JSON value it holds, to any serializer. (`RawValue`'s own `Serialize` would copy
+/// the text, but only serde_json's serializers understand it: YAML would get a struct named after
+/// serde_json's private token. Writing is rare next to decoding; the parse is of one small text.)
 impl Serialize for FieldsV1 {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
+        self.to_value()
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
     }
 }
 
@@ -255,6 +260,15 @@ mod tests {
             json!({"f:a": 1, "f:b": 2})
         );
         assert!(FieldsV1::from_json("{").is_err());
+    }
+
+    /// A serializer that is not serde_json's gets the value, not serde_json's private token.
+    #[test]
+    fn fields_v1_writes_its_value_to_any_serializer() {
+        let fields = FieldsV1::from_json(r#"{"f:data":{"f:k":{}}}"#).unwrap();
+        let yaml = serde_yaml_ng::to_string(&fields).unwrap();
+        assert_eq!(yaml, "f:data:\n  f:k: {}\n");
+        assert_eq!(serde_yaml_ng::from_str::<FieldsV1>(&yaml).unwrap(), fields);
     }
 
     #[test]
