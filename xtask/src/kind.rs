@@ -586,10 +586,22 @@ mod tests {
         fn new() -> FakeBin {
             FakeBin(crate::temp_dir("kcache-kind-test").unwrap())
         }
+        /// Writes the tool `name`. Not with `fs::write` to its own path: a test on another
+        /// thread that forks while the file is open for writing hands its child that descriptor
+        /// until the child execs, and running the tool meanwhile fails with "Text file busy"
+        /// (ETXTBSY). The script is written beside it and copied by a `cp` process, so the only
+        /// descriptor ever open for writing the tool is that process's own.
         fn add(&self, name: &str, script: &str) -> &FakeBin {
             use std::os::unix::fs::PermissionsExt as _;
             let p = self.0.join(name);
-            std::fs::write(&p, format!("#!/bin/sh\n{script}\n")).unwrap();
+            let source = self.0.join(format!("{name}.script"));
+            std::fs::write(&source, format!("#!/bin/sh\n{script}\n")).unwrap();
+            let copied = Command::new("/bin/cp")
+                .arg(&source)
+                .arg(&p)
+                .status()
+                .unwrap();
+            assert!(copied.success(), "cp {} {}", source.display(), p.display());
             std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
             self
         }
