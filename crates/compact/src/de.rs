@@ -14,7 +14,7 @@
 //! and `ObjectMeta` is checked by [`kcache_core::check_object_meta`], which builds no strings,
 //! then handed an empty map.
 
-use kcache_core::RAW_VALUE_TOKEN;
+use kcache_core::{raw_value_answer, RAW_VALUE_TOKEN};
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
 };
@@ -151,8 +151,7 @@ impl<'de> Deserializer<'de> for Reader<'de> {
             // serde_json's `RawValue` (and kcache-core's `FieldsV1`) asking for the value's
             // JSON text: written from the tree, no `serde_json::Value` built in between.
             let text = serde_json::to_string(self.value)?;
-            let answer = std::iter::once((RAW_VALUE_TOKEN, text));
-            return visitor.visit_map(de::value::MapDeserializer::<_, Error>::new(answer));
+            return raw_value_answer::<Error>(text).deserialize_any(visitor);
         }
         visitor.visit_newtype_struct(self)
     }

@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use kcache_core::RAW_VALUE_TOKEN;
+use kcache_core::{FirstKey, FirstKeyIs, RAW_VALUE_TOKEN};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
@@ -95,7 +95,7 @@ impl<'de> Visitor<'de> for VerbatimVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactValue, A::Error> {
-        match map.next_key_seed(FirstKey)? {
+        match map.next_key_seed(FirstKey(intern_str))? {
             Some(FirstKeyIs::Token) => map.next_value_seed(TextSeed),
             Some(FirstKeyIs::Member(key)) => {
                 let value = map.next_value()?;
@@ -143,38 +143,6 @@ impl<'de> Visitor<'de> for VerbatimVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<CompactValue, A::Error> {
         ValueVisitor.visit_seq(seq)
-    }
-}
-
-/// The first key of the map a [`VerbatimVisitor`] is given: the handshake's, or a member's.
-enum FirstKeyIs {
-    Token,
-    Member(Arc<str>),
-}
-
-struct FirstKey;
-
-impl<'de> DeserializeSeed<'de> for FirstKey {
-    type Value = FirstKeyIs;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FirstKeyIs, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FirstKey {
-    type Value = FirstKeyIs;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<FirstKeyIs, E> {
-        Ok(if v == RAW_VALUE_TOKEN {
-            FirstKeyIs::Token
-        } else {
-            FirstKeyIs::Member(intern_str(v))
-        })
     }
 }
 

@@ -16,13 +16,6 @@ use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-/// The newtype name with which serde_json's `RawValue` asks a deserializer for a value's JSON
-/// text; the answer is a map of one member, this key, whose value is the text. serde_json keeps
-/// it private; it has not changed since `RawValue` exists, and if it did, serde_json would hand
-/// the value over as usual and only the shortcuts built on it would be lost (kcache-compact's
-/// memo of decoded `fieldsV1`, kcache-transport's of `fieldsV1` texts checked to be JSON).
-pub const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
-
 /// Whether decoding a `T` accepts every JSON value and keeps it as it is, so that a decoder
 /// that only checks an object may give it `null` in place of the value (see the module docs).
 /// True for [`FieldsV1`](crate::FieldsV1), k8s-openapi's `FieldsV1` (with the `k8s-openapi`

@@ -18,6 +18,7 @@ mod object;
 mod pager;
 mod params;
 mod partial;
+mod raw_value;
 mod report;
 mod resource;
 mod resource_version;
@@ -27,7 +28,7 @@ mod store_error;
 mod tombstone;
 mod traits;
 
-pub use any_json::{accepts_any_json, RAW_VALUE_TOKEN};
+pub use any_json::accepts_any_json;
 pub use boxed::BoxListerWatcher;
 pub use cache::{CacheReader, CacheWriter};
 pub use dynamic::DynamicObject;
@@ -44,6 +45,7 @@ pub use object::Object;
 pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
 pub use partial::{PartialObjectMeta, META_API_VERSION};
+pub use raw_value::{raw_value_answer, FirstKey, FirstKeyIs, RAW_VALUE_TOKEN};
 pub use report::ErrorChain;
 pub use resource::{ApiResource, Resource};
 pub use resource_version::{

@@ -12,13 +12,13 @@
 
 use std::fmt;
 
-use serde::de::value::MapDeserializer;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::any_json::{AnyJson, AnyJsonVisitor, RAW_VALUE_TOKEN};
+use crate::any_json::{AnyJson, AnyJsonVisitor};
+use crate::raw_value::{raw_value_answer, FirstKey, FirstKeyIs, RAW_VALUE_TOKEN};
 
 /// One entry of `metadata.managedFields` (`metav1.ManagedFieldsEntry`): which manager set which
 /// fields, through which operation and API version.
@@ -122,15 +122,14 @@ impl<'de> Visitor<'de> for FieldsVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FieldsV1, A::Error> {
-        let first = match map.next_key_seed(FirstKey)? {
+        let first = match map.next_key_seed(FirstKey(str::to_owned))? {
             None => return Ok(FieldsV1::from_value(&Value::Object(Map::new()))),
             Some(FirstKeyIs::Token) => {
                 // The deserializer vouches for the text (the handshake's contract; kcache's
                 // protobuf decoder checks each distinct text once). Handed on through the same
                 // handshake, serde_json keeps it without parsing it again, as `from_json` would.
                 let text: String = map.next_value()?;
-                let answer = std::iter::once((RAW_VALUE_TOKEN, text));
-                return Box::<RawValue>::deserialize(MapDeserializer::<_, A::Error>::new(answer))
+                return Box::<RawValue>::deserialize(raw_value_answer::<A::Error>(text))
                     .map(FieldsV1);
             }
             Some(FirstKeyIs::Member(key)) => key,
@@ -185,38 +184,6 @@ impl<'de> Visitor<'de> for FieldsVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<FieldsV1, A::Error> {
         AnyJsonVisitor.visit_seq(seq).map(of_any)
-    }
-}
-
-/// A map's first key: the `RawValue` handshake's, or an object's first member.
-enum FirstKeyIs {
-    Token,
-    Member(String),
-}
-
-struct FirstKey;
-
-impl<'de> DeserializeSeed<'de> for FirstKey {
-    type Value = FirstKeyIs;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<FirstKeyIs, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for FirstKey {
-    type Value = FirstKeyIs;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object key")
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<FirstKeyIs, E> {
-        Ok(if v == RAW_VALUE_TOKEN {
-            FirstKeyIs::Token
-        } else {
-            FirstKeyIs::Member(v.to_owned())
-        })
     }
 }
 
