@@ -13,6 +13,7 @@
 
 use std::any::type_name;
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
@@ -60,8 +61,10 @@ impl<'de> Visitor<'de> for MetaCheck {
                 MetaKey::OwnerReferences => {
                     map.next_value::<Option<Vec<OwnerReference>>>().map(drop)?
                 }
-                MetaKey::Finalizers => map.next_value::<Option<StrSeq>>().map(drop)?,
-                MetaKey::ManagedFields => map.next_value::<Option<EntrySeq>>().map(drop)?,
+                MetaKey::Finalizers => map.next_value::<Option<SeqOf<Str>>>().map(drop)?,
+                MetaKey::ManagedFields => map
+                    .next_value::<Option<SeqOf<entry_check::ManagedFieldsEntry>>>()
+                    .map(drop)?,
                 MetaKey::Other(()) => map.next_value::<AnyJson>().map(drop)?,
             }
         }
@@ -113,23 +116,23 @@ impl<'de> Deserialize<'de> for StrMap {
     }
 }
 
-/// What `Vec<String>` accepts.
-struct StrSeq;
+/// What `Vec<T>` accepts, each element checked as `C` (`Str` for `Vec<String>`).
+struct SeqOf<C>(PhantomData<C>);
 
-impl<'de> Deserialize<'de> for StrSeq {
+impl<'de, C: Deserialize<'de>> Deserialize<'de> for SeqOf<C> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = StrSeq;
+        struct V<C>(PhantomData<C>);
+        impl<'de, C: Deserialize<'de>> Visitor<'de> for V<C> {
+            type Value = SeqOf<C>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a sequence")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StrSeq, A::Error> {
-                while seq.next_element::<Str>()?.is_some() {}
-                Ok(StrSeq)
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<SeqOf<C>, A::Error> {
+                while seq.next_element::<C>()?.is_some() {}
+                Ok(SeqOf(PhantomData))
             }
         }
-        d.deserialize_seq(V)
+        d.deserialize_seq(V(PhantomData))
     }
 }
 
@@ -159,29 +162,6 @@ mod entry_check {
         fields_v1: Option<IgnoredAny>,
         #[serde(default)]
         subresource: Option<Str>,
-    }
-}
-
-/// What `Vec<ManagedFieldsEntry>` accepts.
-struct EntrySeq;
-
-impl<'de> Deserialize<'de> for EntrySeq {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = EntrySeq;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a sequence")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EntrySeq, A::Error> {
-                while seq
-                    .next_element::<entry_check::ManagedFieldsEntry>()?
-                    .is_some()
-                {}
-                Ok(EntrySeq)
-            }
-        }
-        d.deserialize_seq(V)
     }
 }
 
