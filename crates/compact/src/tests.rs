@@ -293,3 +293,22 @@ fn a_value_that_fails_half_way_leaves_nothing_for_the_next() {
         assert_eq!(crate::serde_impls::open_elements(), 0);
     }
 }
+
+#[test]
+fn get_finds_every_member_and_nothing_else_in_small_and_large_objects() {
+    // Objects up to 16 members are scanned, larger ones searched: both must agree with the
+    // members themselves, for keys present, absent, of one length and of another.
+    for n in [0usize, 1, 7, 16, 17, 40] {
+        let members: Vec<(String, CompactValue)> = (0..n)
+            .map(|i| (format!("k{}", i * 3), CompactValue::Number(i.into())))
+            .collect();
+        let object = CompactValue::object(members.iter().cloned());
+        for (key, value) in &members {
+            assert_eq!(object.get(key), Some(value), "{key} of {n}");
+        }
+        for absent in ["k1", "k2", "k11", "k999", "", "kk", "k0 "] {
+            assert_eq!(object.get(absent), None, "{absent} of {n}");
+        }
+    }
+    assert_eq!(CompactValue::string("x").get("x"), None);
+}

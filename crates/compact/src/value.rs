@@ -205,9 +205,17 @@ impl CompactValue {
         matches!(self, CompactValue::Null)
     }
 
-    /// An object member by key (binary search), or `None` if this is not an object.
+    /// An object member by key, or `None` if this is not an object.
     pub fn get(&self, key: &str) -> Option<&CompactValue> {
         let o = self.as_object()?;
+        if o.len() <= SCANNED {
+            // Keys of another length are passed over without comparing their bytes: most
+            // are, where a binary search compares the bytes of every key it probes.
+            return o
+                .iter()
+                .find(|(k, _)| k.len() == key.len() && **k == *key)
+                .map(|(_, v)| v);
+        }
         o.binary_search_by(|(k, _)| (**k).cmp(key))
             .ok()
             .map(|i| &o[i].1)
@@ -282,6 +290,10 @@ impl CompactValue {
         }
     }
 }
+
+/// Members up to which [`CompactValue::get`] scans an object instead of searching it: an
+/// object's metadata (about ten members) is read this way six times for every object decoded.
+const SCANNED: usize = 16;
 
 thread_local! {
     /// Shared strings this thread met recently (see [`front`]): at most 1024 kept alive.
