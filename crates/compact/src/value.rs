@@ -209,12 +209,9 @@ impl CompactValue {
     pub fn get(&self, key: &str) -> Option<&CompactValue> {
         let o = self.as_object()?;
         if o.len() <= SCANNED {
-            // Keys of another length are passed over without comparing their bytes: most
-            // are, where a binary search compares the bytes of every key it probes.
-            return o
-                .iter()
-                .find(|(k, _)| k.len() == key.len() && **k == *key)
-                .map(|(_, v)| v);
+            // `str`'s `==` passes over a key of another length without comparing its bytes:
+            // most keys are, where a binary search compares the bytes of every key it probes.
+            return o.iter().find(|(k, _)| **k == *key).map(|(_, v)| v);
         }
         o.binary_search_by(|(k, _)| (**k).cmp(key))
             .ok()
