@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::interner::{Interner, HASHER};
 use super::value::{intern_str, CompactMap, CompactValue};
-use kcache_core::{Error, Object};
+use kcache_core::{Error, Object, OwnerRef};
 
 /// Label and annotation maps, one per distinct interned map node.
 static STRING_MAPS: LazyLock<Interner<StringMap>> =
@@ -185,6 +185,41 @@ impl Object for CompactObject {
     }
     fn annotations(&self) -> Option<&BTreeMap<String, String>> {
         self.annotations.as_ref().map(|m| &m.map)
+    }
+    fn generation(&self) -> Option<i64> {
+        self.get(&["metadata", "generation"])?.as_i64()
+    }
+    fn is_deleting(&self) -> bool {
+        self.get(&["metadata", "deletionTimestamp"])
+            .is_some_and(|t| !t.is_null())
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        self.get(&["metadata", "finalizers"])
+            .and_then(CompactValue::as_array)
+            .is_some_and(|f| f.iter().any(|x| x.as_str() == Some(name)))
+    }
+    /// Entries missing a string field are passed over: the API server rejects them on write.
+    fn owner_references(&self) -> Vec<OwnerRef<'_>> {
+        let Some(refs) = self
+            .get(&["metadata", "ownerReferences"])
+            .and_then(CompactValue::as_array)
+        else {
+            return Vec::new();
+        };
+        refs.iter()
+            .filter_map(|r| {
+                let s = |k| r.get(k).and_then(CompactValue::as_str);
+                let b = |k| r.get(k).and_then(CompactValue::as_bool) == Some(true);
+                Some(OwnerRef {
+                    api_version: s("apiVersion")?,
+                    kind: s("kind")?,
+                    name: s("name")?,
+                    uid: s("uid")?,
+                    controller: b("controller"),
+                    block_owner_deletion: b("blockOwnerDeletion"),
+                })
+            })
+            .collect()
     }
 }
 

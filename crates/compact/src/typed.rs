@@ -168,6 +168,18 @@ impl<K: 'static> Object for Compact<K> {
     fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
         self.object.annotations()
     }
+    fn generation(&self) -> Option<i64> {
+        self.object.generation()
+    }
+    fn is_deleting(&self) -> bool {
+        self.object.is_deleting()
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        self.object.has_finalizer(name)
+    }
+    fn owner_references(&self) -> Vec<kcache_core::OwnerRef<'_>> {
+        self.object.owner_references()
+    }
 }
 
 impl<K> Serialize for Compact<K> {

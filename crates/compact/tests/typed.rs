@@ -177,3 +177,69 @@ proptest! {
         same_as_typed::<ConfigMap>(&cm);
     }
 }
+
+/// Typed, dynamic and compact objects read owner references, generation, deletion and
+/// finalizers the same way from the same JSON (what predicates and `owns` rely on).
+#[test]
+fn every_representation_reads_owners_generation_and_finalizers_alike() {
+    use kcache_core::{DynamicObject, Object, OwnerRef};
+    let json = serde_json::json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {
+            "name": "rs", "namespace": "ns", "generation": 3,
+            "deletionTimestamp": "2026-01-01T00:00:00Z",
+            "finalizers": ["example.com/cleanup"],
+            "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d", "uid": "u1",
+                 "controller": true, "blockOwnerDeletion": true},
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "u2"}
+            ]
+        }
+    });
+    let typed: k8s_openapi::api::apps::v1::ReplicaSet =
+        serde_json::from_value(json.clone()).unwrap();
+    let dynamic: DynamicObject = serde_json::from_value(json.clone()).unwrap();
+    let compact = kcache_compact::CompactObject::from_json(&json).unwrap();
+    let deployment = OwnerRef {
+        api_version: "apps/v1",
+        kind: "Deployment",
+        name: "d",
+        uid: "u1",
+        controller: true,
+        block_owner_deletion: true,
+    };
+    let expected = vec![
+        deployment,
+        OwnerRef {
+            api_version: "v1",
+            kind: "ConfigMap",
+            name: "c",
+            uid: "u2",
+            controller: false,
+            block_owner_deletion: false,
+        },
+    ];
+    let objects: [&dyn Object; 3] = [&typed, &dynamic, &compact];
+    for o in objects {
+        assert_eq!(o.owner_references(), expected);
+        assert_eq!(o.controller_owner(), Some(deployment));
+        assert_eq!(o.controller_owner().unwrap().group(), "apps");
+        assert_eq!(expected[1].group(), "");
+        assert_eq!(o.generation(), Some(3));
+        assert!(o.is_deleting());
+        assert!(o.has_finalizer("example.com/cleanup"));
+        assert!(!o.has_finalizer("other"));
+    }
+    let bare: DynamicObject =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "x"}})).unwrap();
+    let bare_compact =
+        kcache_compact::CompactObject::from_json(&serde_json::json!({"metadata": {"name": "x"}}))
+            .unwrap();
+    for o in [&bare as &dyn Object, &bare_compact] {
+        assert!(o.owner_references().is_empty());
+        assert_eq!(o.controller_owner(), None);
+        assert_eq!(o.generation(), None);
+        assert!(!o.is_deleting());
+        assert!(!o.has_finalizer("example.com/cleanup"));
+    }
+}

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Object, Resource};
+use crate::{Object, OwnerRef, Resource};
 
 impl<T> Object for T
 where
@@ -27,6 +27,33 @@ where
     }
     fn annotations(&self) -> Option<&BTreeMap<String, String>> {
         self.metadata().annotations.as_ref()
+    }
+    fn generation(&self) -> Option<i64> {
+        self.metadata().generation
+    }
+    fn is_deleting(&self) -> bool {
+        self.metadata().deletion_timestamp.is_some()
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        self.metadata()
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|x| x == name))
+    }
+    fn owner_references(&self) -> Vec<OwnerRef<'_>> {
+        self.metadata()
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|r| OwnerRef {
+                api_version: &r.api_version,
+                kind: &r.kind,
+                name: &r.name,
+                uid: &r.uid,
+                controller: r.controller == Some(true),
+                block_owner_deletion: r.block_owner_deletion == Some(true),
+            })
+            .collect()
     }
 }
 

@@ -21,9 +21,70 @@ pub trait Object: Send + Sync + 'static {
     /// `metadata.annotations`.
     fn annotations(&self) -> Option<&BTreeMap<String, String>>;
 
+    /// `metadata.generation`: bumped by the server on every spec change (predicates compare it).
+    fn generation(&self) -> Option<i64> {
+        None
+    }
+    /// Whether `metadata.deletionTimestamp` is set: deletion was requested and waits on
+    /// finalizers.
+    fn is_deleting(&self) -> bool {
+        false
+    }
+    /// Whether `metadata.finalizers` holds `name`.
+    fn has_finalizer(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+    /// `metadata.ownerReferences`, borrowed. Empty (no allocation) for an object without owners.
+    fn owner_references(&self) -> Vec<OwnerRef<'_>> {
+        Vec::new()
+    }
+
     /// One label's value.
     fn label(&self, key: &str) -> Option<&str> {
         self.labels().and_then(|l| l.get(key)).map(String::as_str)
+    }
+    /// The owner reference with `controller: true`, if any (client-go's `metav1.GetControllerOf`).
+    fn controller_owner(&self) -> Option<OwnerRef<'_>> {
+        self.owner_references().into_iter().find(|r| r.controller)
+    }
+}
+
+/// One `metadata.ownerReferences` entry, borrowed from whatever representation holds it, so
+/// typed, dynamic and compact objects answer the same question the same way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OwnerRef<'a> {
+    /// The owner's `apiVersion` (`group/version`, or `version` for the core group).
+    pub api_version: &'a str,
+    /// The owner's kind.
+    pub kind: &'a str,
+    /// The owner's name (its namespace is the dependent's: owners are never cross-namespace).
+    pub name: &'a str,
+    /// The owner's uid.
+    pub uid: &'a str,
+    /// Whether the owner is the managing controller.
+    pub controller: bool,
+    /// Whether the owner's foreground deletion waits for this object.
+    pub block_owner_deletion: bool,
+}
+
+impl OwnerRef<'_> {
+    /// The group of `api_version` (`""` for the core group).
+    pub fn group(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
+    }
+}
+
+impl<'a> From<&'a crate::OwnerReference> for OwnerRef<'a> {
+    fn from(r: &'a crate::OwnerReference) -> Self {
+        OwnerRef {
+            api_version: &r.api_version,
+            kind: &r.kind,
+            name: &r.name,
+            uid: &r.uid,
+            controller: r.controller == Some(true),
+            block_owner_deletion: r.block_owner_deletion == Some(true),
+        }
     }
 }
 
@@ -61,6 +122,26 @@ macro_rules! impl_object_for_metadata {
             }
             fn annotations(&self) -> Option<&::std::collections::BTreeMap<String, String>> {
                 self.metadata.annotations.as_ref()
+            }
+            fn generation(&self) -> Option<i64> {
+                self.metadata.generation
+            }
+            fn is_deleting(&self) -> bool {
+                self.metadata.deletion_timestamp.is_some()
+            }
+            fn has_finalizer(&self, name: &str) -> bool {
+                self.metadata
+                    .finalizers
+                    .as_ref()
+                    .is_some_and(|f| f.iter().any(|x| x == name))
+            }
+            fn owner_references(&self) -> Vec<$crate::OwnerRef<'_>> {
+                self.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .map($crate::OwnerRef::from)
+                    .collect()
             }
         }
     };

@@ -130,6 +130,26 @@ impl<K: 'static> crate::Object for PartialObjectMeta<K> {
     fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
         self.metadata.annotations.as_ref()
     }
+    fn generation(&self) -> Option<i64> {
+        self.metadata.generation
+    }
+    fn is_deleting(&self) -> bool {
+        self.metadata.deletion_timestamp.is_some()
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        self.metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|x| x == name))
+    }
+    fn owner_references(&self) -> Vec<crate::OwnerRef<'_>> {
+        self.metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .map(crate::OwnerRef::from)
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -103,6 +103,18 @@ impl<K: Send + Sync + 'static> Object for LazyTyped<K> {
     fn annotations(&self) -> Option<&std::collections::BTreeMap<String, String>> {
         self.compact.annotations()
     }
+    fn generation(&self) -> Option<i64> {
+        self.compact.generation()
+    }
+    fn is_deleting(&self) -> bool {
+        self.compact.is_deleting()
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        self.compact.has_finalizer(name)
+    }
+    fn owner_references(&self) -> Vec<kcache_core::OwnerRef<'_>> {
+        self.compact.owner_references()
+    }
 }
 
 impl<K> fmt::Debug for LazyTyped<K> {
