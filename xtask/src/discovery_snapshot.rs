@@ -2,7 +2,7 @@
 //! `KUBEBUILDER_ASSETS` (as the envtest tier does) and writes what a client learns of it before
 //! it reads any object, so kcache-testserver can be built and tested against the real thing:
 //!
-//! - `discovery.json`: `/version`, `/api`, `/api/v1`, `/apis` and every `/apis/GROUP/VERSION`,
+//! - `discovery.json`: `/api`, `/api/v1`, `/apis` and every `/apis/GROUP/VERSION`,
 //!   keyed by path;
 //! - `openapi-v2-index.json`: `/openapi/v2` reduced to what kubectl reads from it — every path
 //!   with its operations, and every definition with its `x-kubernetes-group-version-kind`;
@@ -66,16 +66,19 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .as_str()
         .unwrap_or_default()
         .to_string();
-    if !server.starts_with("v1.20.") {
+    // Debian's build says `v0.0.0-master+<commit>`: refuse only a server naming another release.
+    if server.starts_with("v1.") && !server.starts_with("v1.20.") {
         return Err(format!(
             "KUBEBUILDER_ASSETS holds kube-apiserver {server}; the snapshot is of 1.20.2"
         ));
     }
-    write_json(&out.join("discovery.json"), &discovery(&kubectl, version)?)?;
+    let port = plane.url.rsplit(':').next().unwrap_or_default().to_string();
+    let write = |name: &str, value: &Value| write_json(&out.join(name), value, &port);
+    write("discovery.json", &discovery(&kubectl)?)?;
     let openapi = kubectl.json(&["get", "--raw", "/openapi/v2"])?;
-    write_json(&out.join("openapi-v2-index.json"), &openapi_index(&openapi))?;
+    write("openapi-v2-index.json", &openapi_index(&openapi))?;
     let mut objects = kubectl.json(&["get", BOOTSTRAP_RESOURCES, "-A", "-o", "json"])?;
-    write_json(&out.join("bootstrap.json"), &bootstrap(&mut objects))?;
+    write("bootstrap.json", &bootstrap(&mut objects))?;
     write_text(
         &out.join("kubectl-api-resources.txt"),
         &kubectl.text(&["api-resources", "-o", "wide"])?,
@@ -122,9 +125,8 @@ impl Kubectl {
 }
 
 /// Every discovery document a client reads, keyed by its path.
-fn discovery(kubectl: &Kubectl, version: Value) -> Result<Value, String> {
+fn discovery(kubectl: &Kubectl) -> Result<Value, String> {
     let mut docs = Map::new();
-    docs.insert("/version".into(), version);
     for path in ["/api", "/api/v1", "/apis"] {
         docs.insert(path.into(), kubectl.json(&["get", "--raw", path])?);
     }
@@ -222,11 +224,18 @@ fn remove_at(value: &mut Value, path: &[&str]) {
     }
 }
 
-fn write_json(path: &Path, value: &Value) -> Result<(), String> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| format!("cannot encode {}: {e}", path.display()))?;
-    text.push('\n');
-    write_text(path, &text)
+/// Writes `value` pretty-printed, with the server's random port written as 6443 (the usual
+/// secure port): it shows in `/api`'s `serverAddressByClientCIDRs` and in `default/kubernetes`'s
+/// `targetPort`.
+fn write_json(path: &Path, value: &Value, port: &str) -> Result<(), String> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| format!("cannot encode {}: {e}", path.display()))?
+        .replace(&format!("127.0.0.1:{port}\""), "127.0.0.1:6443\"")
+        .replace(
+            &format!("\"targetPort\": {port}\n"),
+            "\"targetPort\": 6443\n",
+        );
+    write_text(path, &format!("{text}\n"))
 }
 
 fn write_text(path: &Path, text: &str) -> Result<(), String> {
