@@ -1,0 +1,13 @@
+//! The integration tests, one module per file, linked as one binary (`autotests = false`; a
+//! new `tests/*.rs` must be named here).
+
+mod support;
+
+mod apply;
+#[cfg(feature = "k8s-openapi")]
+mod conditions;
+mod create_or_update;
+mod finalizer;
+mod manager;
+mod manager_cluster;
+mod owner;
