@@ -26,7 +26,10 @@ pub use controller::{
 pub use enqueue::LOW_PRIORITY;
 pub use error::ControllerError;
 pub use error_policy::{is_terminal, DefaultErrorPolicy, ErrorPolicy, TerminalError};
-pub use metrics::{set_metrics_provider, ControllerMetricsProvider, NoopControllerMetrics};
+pub use metrics::{
+    set_metrics_provider, ControllerMetricsProvider, CounterMetric, GaugeMetric, HistogramMetric,
+    NoopControllerMetrics, SettableGaugeMetric,
+};
 pub use predicate::{Event, Predicate};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusControllerMetrics;

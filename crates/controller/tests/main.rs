@@ -1,0 +1,7 @@
+//! The integration tests, one module per file, linked as one binary (`autotests = false`; a new
+//! `tests/*.rs` must be named here).
+
+mod support;
+
+mod cluster;
+mod scheduling;
