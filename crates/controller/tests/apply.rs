@@ -9,7 +9,7 @@ use kcache_controller::apply;
 use kcache_core::{ApiResource, DynamicObject};
 use kcache_transport::Api;
 
-use crate::support::cluster;
+use crate::helpers::cluster;
 
 fn cm(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     ConfigMap {

@@ -10,7 +10,7 @@ use kcache_controller::create_or_update::Error;
 use kcache_controller::{create_or_patch, create_or_update, OperationResult};
 use kcache_transport::Api;
 
-use crate::support::{cluster, Failed};
+use crate::helpers::{cluster, Failed};
 
 fn cm(name: &str) -> ConfigMap {
     ConfigMap {

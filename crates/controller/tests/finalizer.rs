@@ -10,7 +10,7 @@ use kcache_controller::finalizer::{finalizer, Error, Event};
 use kcache_transport::{Api, DeleteParams, PostParams};
 use parking_lot::Mutex;
 
-use crate::support::{cluster, Failed};
+use crate::helpers::{cluster, Failed};
 
 const NAME: &str = "example.com/cleanup";
 

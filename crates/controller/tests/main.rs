@@ -1,9 +1,11 @@
-//! The integration tests, one module per file, linked as one binary (`autotests = false`; a
-//! new `tests/*.rs` must be named here).
+//! The integration tests, one module per file, linked as one binary (`autotests = false`; a new
+//! `tests/*.rs` must be named here).
 
+mod helpers;
 mod support;
 
 mod apply;
+mod cluster;
 #[cfg(feature = "k8s-openapi")]
 mod conditions;
 mod create_or_update;
@@ -11,3 +13,4 @@ mod finalizer;
 mod manager;
 mod manager_cluster;
 mod owner;
+mod scheduling;

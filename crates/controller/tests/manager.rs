@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::unreachable_client;
+use crate::helpers::unreachable_client;
 
 const LEASE: Duration = Duration::from_secs(15);
 const RENEW: Duration = Duration::from_secs(10);

@@ -19,8 +19,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::helpers::cluster;
 use crate::manager::{Probe, Seen};
-use crate::support::cluster;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -251,7 +251,7 @@ async fn event_recorders_are_flushed_at_shutdown() {
 #[tokio::test]
 async fn sigterm_shuts_the_manager_down_gracefully() {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut m = Manager::builder(crate::support::unreachable_client())
+    let mut m = Manager::builder(crate::helpers::unreachable_client())
         .build()
         .unwrap();
     m.add(Probe::new("ctl", false, &tx)).unwrap();

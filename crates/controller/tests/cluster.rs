@@ -1,0 +1,1 @@
+//! Against kcache-testserver.
