@@ -149,3 +149,11 @@ where
         (None, true) => Ok(T::default()),
     }
 }
+
+/// What [`finalizer`] returns where the closure did not run, for a controller's reconcile:
+/// await the next change (the finalizer patch is one).
+impl Default for crate::Action {
+    fn default() -> Self {
+        crate::Action::await_change()
+    }
+}

@@ -21,8 +21,9 @@ pub enum OwnerError {
         /// The name of the existing controller.
         name: String,
     },
-    /// A namespaced owner cannot own a cluster-scoped object.
-    #[error("cluster-scoped resource must not have a namespace-scoped owner, owner's namespace {owner_namespace}")]
+    /// A namespaced owner cannot own a cluster-scoped object (or one whose namespace is not set
+    /// yet: set it before the owner reference).
+    #[error("cluster-scoped resource must not have a namespace-scoped owner, owner's namespace {owner_namespace} (if the object is namespaced, set its namespace first)")]
     ClusterScopedWithNamespacedOwner {
         /// The owner's namespace.
         owner_namespace: String,

@@ -12,5 +12,6 @@ mod create_or_update;
 mod finalizer;
 mod manager;
 mod manager_cluster;
+mod manager_controller;
 mod owner;
 mod scheduling;
