@@ -150,6 +150,34 @@ where
     }
 }
 
+/// Adds `name` to the object's finalizers unless present (controllerutil's `AddFinalizer`), in
+/// memory; whether it was added.
+pub fn add_finalizer(obj: &mut (impl ObjectMut + ?Sized), name: &str) -> bool {
+    if obj.has_finalizer(name) {
+        return false;
+    }
+    obj.finalizers_mut()
+        .get_or_insert_with(Vec::new)
+        .push(name.to_string());
+    true
+}
+
+/// Removes `name` from the object's finalizers (controllerutil's `RemoveFinalizer`), in memory;
+/// whether it was there. An emptied list is left out, as the server omits it.
+pub fn remove_finalizer(obj: &mut (impl ObjectMut + ?Sized), name: &str) -> bool {
+    let list = obj.finalizers_mut();
+    let Some(v) = list.as_mut() else {
+        return false;
+    };
+    let before = v.len();
+    v.retain(|f| f != name);
+    let removed = v.len() != before;
+    if v.is_empty() {
+        *list = None;
+    }
+    removed
+}
+
 /// What [`finalizer`] returns where the closure did not run, for a controller's reconcile:
 /// await the next change (the finalizer patch is one).
 impl Default for crate::Action {

@@ -35,7 +35,7 @@ pub use create_or_update::{create_or_patch, create_or_update, OperationResult};
 pub use enqueue::LOW_PRIORITY;
 pub use error::ControllerError;
 pub use error_policy::{is_terminal, DefaultErrorPolicy, ErrorPolicy, TerminalError};
-pub use finalizer::finalizer;
+pub use finalizer::{add_finalizer, finalizer, remove_finalizer};
 pub use manager::{Manager, ManagerBuilder, ManagerError};
 pub use metrics::{
     set_metrics_provider, ControllerMetricsProvider, CounterMetric, GaugeMetric, HistogramMetric,

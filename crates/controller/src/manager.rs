@@ -91,6 +91,9 @@ pub enum ManagerError {
     /// manager. Exit the process and let it restart as a candidate (controller-runtime exits).
     #[error("leader election lost")]
     LeaderElectionLost,
+    /// The manager's own metrics could not be registered.
+    #[error("cannot register the manager's metrics: {0}")]
+    Metrics(String),
     /// Runnables still running when the graceful-shutdown timeout passed (they were aborted).
     #[error(
         "runnables {pending:?} did not stop within the graceful shutdown timeout of {timeout:?}"
@@ -107,7 +110,7 @@ pub enum ManagerError {
 pub struct ManagerBuilder {
     client: Client,
     factory: FactoryOptions,
-    election: Option<Result<MakeElector, ConfigError>>,
+    election: Option<Result<(MakeElector, String), ConfigError>>,
     health_tolerance: Duration,
     http_address: Option<SocketAddr>,
     grace: Duration,
@@ -192,10 +195,20 @@ impl ManagerBuilder {
                 Some(l)
             }
         };
-        let election = self
-            .election
+        let (election, election_name) = match self.election.transpose() {
+            Ok(Some((make, name))) => (Some(make), Some(name)),
+            Ok(None) => (None, None),
+            Err(e) => return Err(ManagerError::LeaderElection(e)),
+        };
+        #[cfg(feature = "prometheus")]
+        let registry = prometheus::Registry::new();
+        #[cfg(feature = "prometheus")]
+        let leader_status = election_name
+            .map(|name| leader_status_gauge(&registry, &name))
             .transpose()
-            .map_err(ManagerError::LeaderElection)?;
+            .map_err(|e| ManagerError::Metrics(e.to_string()))?;
+        #[cfg(not(feature = "prometheus"))]
+        let _ = election_name;
         let factory = Arc::new(SharedInformerFactory::new(
             self.client.clone(),
             self.factory,
@@ -217,7 +230,9 @@ impl ManagerBuilder {
             event_options: self.events,
             leading: watch::channel(false).0,
             #[cfg(feature = "prometheus")]
-            registry: prometheus::Registry::new(),
+            registry,
+            #[cfg(feature = "prometheus")]
+            leader_status,
         };
         manager
             .healthz
@@ -251,6 +266,8 @@ pub struct Manager {
     leading: watch::Sender<bool>,
     #[cfg(feature = "prometheus")]
     registry: prometheus::Registry,
+    #[cfg(feature = "prometheus")]
+    leader_status: Option<prometheus::IntGauge>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -368,6 +385,8 @@ impl Manager {
             pending: Mutex::new(Vec::new()),
             leading: self.leading.clone(),
             factory: self.factory.clone(),
+            #[cfg(feature = "prometheus")]
+            status: self.leader_status.clone(),
         });
         let mut election = match self.election.take() {
             None => {
@@ -481,6 +500,24 @@ impl Manager {
         });
         Some(tokio::spawn(http::serve(listener, endpoints, stop)))
     }
+}
+
+/// client-go's (and controller-runtime's) `leader_election_master_status{name}` gauge.
+#[cfg(feature = "prometheus")]
+fn leader_status_gauge(
+    registry: &prometheus::Registry,
+    name: &str,
+) -> Result<prometheus::IntGauge, prometheus::Error> {
+    let vec = prometheus::IntGaugeVec::new(
+        prometheus::Opts::new(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates \
+             backup, 1 indicates master. 'name' is the string used to identify the lease.",
+        ),
+        &["name"],
+    )?;
+    registry.register(Box::new(vec.clone()))?;
+    Ok(vec.with_label_values(&[name]))
 }
 
 fn checked_add(checks: &mut Checks, name: &str, check: Check) -> Result<(), ManagerError> {

@@ -193,3 +193,17 @@ async fn bad_input_is_named() {
     let out: Result<u32, Error<Failed>> = finalizer(&api, NAME, obj, |_| async { Ok(1) }).await;
     assert!(matches!(out, Err(Error::UnnamedObject)));
 }
+
+#[test]
+fn add_and_remove_finalizer_in_memory() {
+    use kcache_controller::{add_finalizer, remove_finalizer};
+    let mut cm = ConfigMap::default();
+    assert!(add_finalizer(&mut cm, NAME));
+    assert!(!add_finalizer(&mut cm, NAME), "present already");
+    assert!(add_finalizer(&mut cm, "example.com/other"));
+    assert_eq!(finalizers(&cm), [NAME, "example.com/other"]);
+    assert!(remove_finalizer(&mut cm, NAME));
+    assert!(!remove_finalizer(&mut cm, NAME));
+    assert!(remove_finalizer(&mut cm, "example.com/other"));
+    assert_eq!(cm.metadata.finalizers, None, "an emptied list is left out");
+}

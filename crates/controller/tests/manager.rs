@@ -214,6 +214,22 @@ async fn leader_runnables_wait_for_the_lease_and_stop_when_it_is_lost() {
         .unwrap();
     m.add(Probe::new("ctl", true, &tx)).unwrap();
     m.add(Probe::new("web", false, &tx)).unwrap();
+    #[cfg(feature = "prometheus")]
+    let registry = m.registry().clone();
+    // The `leader_election_master_status` line of /metrics, without the prometheus feature none.
+    let leader_status = move || -> Option<String> {
+        #[cfg(feature = "prometheus")]
+        {
+            let text = prometheus::TextEncoder::new()
+                .encode_to_string(&registry.gather())
+                .unwrap();
+            text.lines()
+                .find(|l| l.starts_with("leader_election_master_status{"))
+                .map(str::to_string)
+        }
+        #[cfg(not(feature = "prometheus"))]
+        None
+    };
     let mut elected = m.elected();
     let begin = Instant::now();
     let run = tokio::spawn(m.run_until(CancellationToken::new()));
@@ -228,6 +244,10 @@ async fn leader_runnables_wait_for_the_lease_and_stop_when_it_is_lost() {
     );
     assert!(*elected.borrow_and_update());
     assert_eq!(lease.get().unwrap().record.holder_identity, "me");
+    if cfg!(feature = "prometheus") {
+        let line = r#"leader_election_master_status{name="kube-system/ctl"} 1"#;
+        assert_eq!(leader_status().as_deref(), Some(line));
+    }
 
     // Renewals fail from now on: at the renew deadline the term ends.
     let cut = Instant::now();

@@ -34,17 +34,23 @@ impl<L: LeaseClient> Elect for LeaderElector<L> {
 pub(crate) type MakeElector =
     Box<dyn FnOnce(LeaderCallbacks, &HealthzAdaptor) -> Result<Arc<dyn Elect>, ConfigError> + Send>;
 
-/// `lock` and `config` as a [`MakeElector`]; the config is checked now.
+/// `lock` and `config` as a [`MakeElector`], with the election's name (the config's, else the
+/// lock's `namespace/name`); the config is checked now.
 pub(crate) fn make_elector<L: LeaseClient>(
     lock: L,
     config: LeaderElectionConfig,
-) -> Result<MakeElector, ConfigError> {
+) -> Result<(MakeElector, String), ConfigError> {
     config.validate()?;
-    Ok(Box::new(move |callbacks, health: &HealthzAdaptor| {
+    let name = match config.name.is_empty() {
+        true => lock.describe(),
+        false => config.name.clone(),
+    };
+    let make: MakeElector = Box::new(move |callbacks, health: &HealthzAdaptor| {
         let elector = LeaderElector::new(lock, config, callbacks)?;
         health.set_leader_election(&elector);
         Ok(Arc::new(elector) as Arc<dyn Elect>)
-    }))
+    });
+    Ok((make, name))
 }
 
 /// What a term of leadership runs, shared between the manager and the elector's callback.
@@ -57,6 +63,9 @@ pub(crate) struct Term {
     pub(crate) pending: Mutex<Vec<String>>,
     pub(crate) leading: watch::Sender<bool>,
     pub(crate) factory: Arc<SharedInformerFactory>,
+    /// `leader_election_master_status{name}`: 1 while leading.
+    #[cfg(feature = "prometheus")]
+    pub(crate) status: Option<prometheus::IntGauge>,
 }
 
 impl Term {
@@ -72,10 +81,21 @@ impl Term {
         let runnables = std::mem::take(&mut *self.runnables.lock());
         self.factory.start();
         self.leading.send_replace(true);
+        self.set_status(1);
         let group = Group::start(runnables, lost.clone(), &self.ended);
         lost.cancelled().await;
         let pending = group.stop(Instant::now() + self.grace).await;
         self.pending.lock().extend(pending);
         self.leading.send_replace(false);
+        self.set_status(0);
+    }
+
+    fn set_status(&self, value: i64) {
+        #[cfg(feature = "prometheus")]
+        if let Some(g) = &self.status {
+            g.set(value);
+        }
+        #[cfg(not(feature = "prometheus"))]
+        let _ = value;
     }
 }
