@@ -4,4 +4,5 @@
 mod support;
 
 mod cluster;
+mod example_controller;
 mod scheduling;
