@@ -25,7 +25,10 @@ fn spawn_run<F, Fut>(
     controller: Controller<ConfigMap>,
     ctx: Arc<Ctx>,
     reconcile: F,
-) -> (CancellationToken, tokio::task::JoinHandle<Result<(), ControllerError>>)
+) -> (
+    CancellationToken,
+    tokio::task::JoinHandle<Result<(), ControllerError>>,
+)
 where
     F: Fn(Arc<ConfigMap>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = Result<Action, TestError>> + Send + 'static,
@@ -43,9 +46,8 @@ fn channel_trigger() -> (
     impl futures_util::Stream<Item = ReconcileRequest>,
 ) {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<ReconcileRequest>();
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|r| (r, rx))
-    });
+    let stream =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|r| (r, rx)) });
     (tx, stream)
 }
 
@@ -85,7 +87,8 @@ async fn pending_requests_collapse_and_the_earliest_time_wins() {
             _ => Action::await_change(),
         })
     });
-    ctx.wait_until("the first reconcile", |c| c.len() == 1).await;
+    ctx.wait_until("the first reconcile", |c| c.len() == 1)
+        .await;
     let start = Instant::now();
     tx.send(ReconcileRequest::new("ns", "a")).unwrap();
     ctx.wait_until("the reconcile of the change", |c| c.len() == 2)
@@ -198,12 +201,14 @@ async fn a_terminal_error_is_not_retried_until_the_object_changes() {
         ctx.record(&cm);
         Err(TestError::Bad(TerminalError::new("never valid")))
     });
-    ctx.wait_until("the first reconcile", |c| c.len() == 1).await;
+    ctx.wait_until("the first reconcile", |c| c.len() == 1)
+        .await;
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert_eq!(ctx.count("a"), 1, "not retried");
     assert_eq!(metrics.value("terminal_reconcile_errors"), 1);
     fake.source.modify(with_data(cm("ns", "a"), "v2"));
-    ctx.wait_until("the change reconciled", |c| c.len() == 2).await;
+    ctx.wait_until("the change reconciled", |c| c.len() == 2)
+        .await;
     stop.cancel();
     task.await.unwrap().unwrap();
 }
@@ -226,7 +231,10 @@ async fn a_reconcile_over_its_timeout_is_cancelled_and_retried() {
     });
     ctx.wait_until("the retry", |c| c.len() == 2).await;
     let t = ctx.times("a");
-    assert_eq!(t[1] - t[0], Duration::from_secs(2) + Duration::from_millis(5));
+    assert_eq!(
+        t[1] - t[0],
+        Duration::from_secs(2) + Duration::from_millis(5)
+    );
     assert_eq!(metrics.value("reconcile_timeouts"), 1);
     stop.cancel();
     task.await.unwrap().unwrap();
@@ -257,9 +265,11 @@ async fn a_deleted_object_is_reconciled_as_gone_with_its_last_state() {
         DefaultErrorPolicy,
         ctx.clone(),
     ));
-    ctx.wait_until("the first reconcile", |c| c.len() == 1).await;
+    ctx.wait_until("the first reconcile", |c| c.len() == 1)
+        .await;
     fake.source.delete(with_data(cm("ns", "a"), "last"));
-    gone.wait_until("the gone reconcile", |c| c.len() == 1).await;
+    gone.wait_until("the gone reconcile", |c| c.len() == 1)
+        .await;
     let calls = gone.calls.lock().clone();
     assert_eq!((calls[0].0.as_str(), calls[0].1.as_str()), ("a", "last"));
     assert_eq!(ctx.count("a"), 1);
@@ -349,7 +359,11 @@ async fn each_object_of_the_first_list_is_reconciled_once_and_debounce_collapses
     }
     ctx.wait_until("the changes", |c| c.len() == 21).await;
     tokio::time::sleep(Duration::from_secs(10)).await;
-    assert_eq!(ctx.count("cm-0"), 2, "three changes within the window: one reconcile");
+    assert_eq!(
+        ctx.count("cm-0"),
+        2,
+        "three changes within the window: one reconcile"
+    );
     stop.cancel();
     task.await.unwrap().unwrap();
 }

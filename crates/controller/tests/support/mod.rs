@@ -123,7 +123,11 @@ impl Recorder {
     /// Waits until `done` holds of the calls so far. The liveness guard is on the wall clock, in
     /// a thread of its own: a tokio timer would be advanced by paused time while the informer's
     /// delivery threads work, and fire early.
-    pub async fn wait_until(&self, what: &str, done: impl Fn(&[(String, String, Instant)]) -> bool) {
+    pub async fn wait_until(
+        &self,
+        what: &str,
+        done: impl Fn(&[(String, String, Instant)]) -> bool,
+    ) {
         let expired = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let guard = Arc::new(Notify::new());
         {
