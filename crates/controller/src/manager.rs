@@ -370,14 +370,10 @@ impl Manager {
     /// stopped in time.
     pub async fn run_until(mut self, shutdown: CancellationToken) -> Result<(), ManagerError> {
         let stop = CancellationToken::new();
-        let http_stop = CancellationToken::new();
-        let http = self.start_http(http_stop.clone());
         let (ended_tx, mut ended) = mpsc::unbounded_channel();
         let (leaders, others): (Vec<_>, Vec<_>) = std::mem::take(&mut self.runnables)
             .into_iter()
             .partition(|r| self.election.is_some() && r.needs_leader_election());
-        let others = Group::start(others, stop.child_token(), &ended_tx);
-        self.factory.start();
         let term = Arc::new(Term {
             runnables: Mutex::new(leaders),
             ended: ended_tx.clone(),
@@ -388,18 +384,25 @@ impl Manager {
             #[cfg(feature = "prometheus")]
             status: self.leader_status.clone(),
         });
-        let mut election = match self.election.take() {
+        // Built before anything starts, so a failure leaves nothing running.
+        let elector: Option<Arc<dyn Elect>> = match self.election.take() {
+            Some(make) => {
+                Some(make(term.callbacks(), &self.health).map_err(ManagerError::LeaderElection)?)
+            }
+            None => None,
+        };
+        let http_stop = CancellationToken::new();
+        let http = self.start_http(http_stop.clone());
+        let others = Group::start(others, stop.child_token(), &ended_tx);
+        self.factory.start();
+        let mut election = match elector {
             None => {
                 self.leading.send_replace(true);
                 let leaders = std::mem::take(&mut *term.runnables.lock());
                 let group = Group::start(leaders, stop.child_token(), &ended_tx);
                 ElectionTask::None(group)
             }
-            Some(make) => {
-                let elector: Arc<dyn Elect> =
-                    make(term.callbacks(), &self.health).map_err(ManagerError::LeaderElection)?;
-                ElectionTask::Running(tokio::spawn(elector.run(stop.child_token())))
-            }
+            Some(elector) => ElectionTask::Running(tokio::spawn(elector.run(stop.child_token()))),
         };
         drop(ended_tx);
 
