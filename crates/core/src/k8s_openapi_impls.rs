@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::{Object, OwnerRef, Resource};
+use crate::{Object, ObjectMut, OwnerRef, Resource};
 
 impl<T> Object for T
 where
@@ -54,6 +54,47 @@ where
                 block_owner_deletion: r.block_owner_deletion == Some(true),
             })
             .collect()
+    }
+}
+
+impl<T> ObjectMut for T
+where
+    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
+{
+    fn get_owner_references(&self) -> Vec<crate::OwnerReference> {
+        self.metadata()
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|r| crate::OwnerReference {
+                api_version: r.api_version.clone(),
+                kind: r.kind.clone(),
+                name: r.name.clone(),
+                uid: r.uid.clone(),
+                controller: r.controller,
+                block_owner_deletion: r.block_owner_deletion,
+            })
+            .collect()
+    }
+    fn set_owner_references(&mut self, refs: Vec<crate::OwnerReference>) {
+        let refs: Vec<OwnerReference> = refs
+            .into_iter()
+            .map(|r| OwnerReference {
+                api_version: r.api_version,
+                kind: r.kind,
+                name: r.name,
+                uid: r.uid,
+                controller: r.controller,
+                block_owner_deletion: r.block_owner_deletion,
+            })
+            .collect();
+        self.metadata_mut().owner_references = (!refs.is_empty()).then_some(refs);
+    }
+    fn finalizers(&self) -> &[String] {
+        self.metadata().finalizers.as_deref().unwrap_or_default()
+    }
+    fn finalizers_mut(&mut self) -> &mut Option<Vec<String>> {
+        &mut self.metadata_mut().finalizers
     }
 }
 

@@ -88,7 +88,7 @@ impl<'a> From<&'a crate::OwnerReference> for OwnerRef<'a> {
     }
 }
 
-/// Implements [`Object`] for a struct whose `metadata` field is a kcache
+/// Implements [`Object`] and [`ObjectMut`](crate::ObjectMut) for a struct whose `metadata` field is a kcache
 /// [`ObjectMeta`](crate::ObjectMeta) — the usual shape of a custom resource type (k8s-openapi
 /// types get `Object` from the `k8s-openapi` feature instead).
 ///
@@ -142,6 +142,21 @@ macro_rules! impl_object_for_metadata {
                     .flatten()
                     .map($crate::OwnerRef::from)
                     .collect()
+            }
+        }
+
+        impl $crate::ObjectMut for $t {
+            fn get_owner_references(&self) -> Vec<$crate::OwnerReference> {
+                self.metadata.owner_references.clone().unwrap_or_default()
+            }
+            fn set_owner_references(&mut self, refs: Vec<$crate::OwnerReference>) {
+                self.metadata.owner_references = (!refs.is_empty()).then_some(refs);
+            }
+            fn finalizers(&self) -> &[String] {
+                self.metadata.finalizers.as_deref().unwrap_or_default()
+            }
+            fn finalizers_mut(&mut self) -> &mut Option<Vec<String>> {
+                &mut self.metadata.finalizers
             }
         }
     };

@@ -1,0 +1,116 @@
+//! Status conditions with apimachinery's `meta.SetStatusCondition` rules, over k8s-openapi's
+//! `metav1.Condition` (feature `k8s-openapi`).
+//!
+//! `lastTransitionTime` moves only when the status does, so it tells how long a condition has
+//! held; reason, message and observedGeneration follow every call. Each setter says whether it
+//! changed anything, so a controller writes its status only when it did.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+
+/// `"True"`.
+pub const CONDITION_TRUE: &str = "True";
+/// `"False"`.
+pub const CONDITION_FALSE: &str = "False";
+/// `"Unknown"`.
+pub const CONDITION_UNKNOWN: &str = "Unknown";
+
+/// A condition to hand to [`set_status_condition`], its `lastTransitionTime` unset (the Unix
+/// epoch, see [`set_status_condition`]).
+pub fn new_condition(
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    observed_generation: Option<i64>,
+) -> Condition {
+    Condition {
+        type_: type_.to_string(),
+        status: status.to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+        observed_generation,
+        last_transition_time: Time(Timestamp::UNIX_EPOCH),
+    }
+}
+
+/// Sets `new` in `conditions` (apimachinery's `meta.SetStatusCondition`); whether anything
+/// changed.
+///
+/// A new type is appended, stamped now unless `new` carries a time. An existing one takes
+/// `new`'s status — and then a new `lastTransitionTime` (`new`'s, or now) — only if the status
+/// differs; reason, message and observedGeneration are always taken. A time at or before the
+/// Unix epoch counts as unset (Go's zero `metav1.Time`; k8s-openapi's `Time` has no zero).
+pub fn set_status_condition(conditions: &mut Vec<Condition>, new: Condition) -> bool {
+    let stamped = |t: &Time| {
+        if is_unset(t) {
+            Time(Timestamp::now())
+        } else {
+            t.clone()
+        }
+    };
+    let Some(existing) = conditions.iter_mut().find(|c| c.type_ == new.type_) else {
+        let mut new = new;
+        new.last_transition_time = stamped(&new.last_transition_time);
+        conditions.push(new);
+        return true;
+    };
+    let mut changed = false;
+    if existing.status != new.status {
+        existing.status = new.status;
+        existing.last_transition_time = stamped(&new.last_transition_time);
+        changed = true;
+    }
+    if existing.reason != new.reason {
+        existing.reason = new.reason;
+        changed = true;
+    }
+    if existing.message != new.message {
+        existing.message = new.message;
+        changed = true;
+    }
+    if existing.observed_generation != new.observed_generation {
+        existing.observed_generation = new.observed_generation;
+        changed = true;
+    }
+    changed
+}
+
+/// Removes the condition of `type_` (apimachinery's `meta.RemoveStatusCondition`); whether one
+/// was there.
+pub fn remove_status_condition(conditions: &mut Vec<Condition>, type_: &str) -> bool {
+    let before = conditions.len();
+    conditions.retain(|c| c.type_ != type_);
+    conditions.len() != before
+}
+
+/// The condition of `type_` (apimachinery's `meta.FindStatusCondition`).
+pub fn find_status_condition<'a>(
+    conditions: &'a [Condition],
+    type_: &str,
+) -> Option<&'a Condition> {
+    conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// Whether the condition of `type_` is present and `"True"`.
+pub fn is_status_condition_true(conditions: &[Condition], type_: &str) -> bool {
+    is_status_condition_present_and_equal(conditions, type_, CONDITION_TRUE)
+}
+
+/// Whether the condition of `type_` is present and `"False"`.
+pub fn is_status_condition_false(conditions: &[Condition], type_: &str) -> bool {
+    is_status_condition_present_and_equal(conditions, type_, CONDITION_FALSE)
+}
+
+/// Whether the condition of `type_` is present with `status`.
+pub fn is_status_condition_present_and_equal(
+    conditions: &[Condition],
+    type_: &str,
+    status: &str,
+) -> bool {
+    find_status_condition(conditions, type_).is_some_and(|c| c.status == status)
+}
+
+fn is_unset(t: &Time) -> bool {
+    t.0 <= Timestamp::UNIX_EPOCH
+}
