@@ -5,10 +5,10 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use crate::config::ServerConfig;
-use crate::faults::{Faults, WatchControl};
+use crate::http::faults::{Faults, WatchControl};
+use crate::http::tokens::Tokens;
 use crate::resources::ResourceTable;
 use crate::storage::Storage;
-use crate::tokens::Tokens;
 
 /// Shared by every connection; survives [`crate::TestServer::restart`].
 #[derive(Debug)]

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use serde_json::{json, Value};
 
 fn resource_names(doc: &Value) -> Vec<String> {

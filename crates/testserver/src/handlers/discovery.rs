@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use http::StatusCode;
 use serde_json::{json, Value};
 
+use crate::http::responses::{json_value, raw_json_response, ApiError, ApiResult};
 use crate::resources::ResourceInfo;
-use crate::responses::{json_value, raw_json_response, ApiError, ApiResult};
 use crate::state::ServerState;
 
 /// The version this server claims: the kube-apiserver whose API it serves and is checked

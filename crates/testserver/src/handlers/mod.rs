@@ -1,14 +1,17 @@
-//! Request handlers, one file per verb family.
+//! Request handlers, one file per verb family, and what writes share: validation of incoming
+//! objects and the metadata the server manages (uids, timestamps, generated names).
 
 mod delete;
 pub(crate) mod discovery;
 mod list_body;
+pub(crate) mod meta;
 mod options;
 mod patch;
 mod read;
 mod scale;
 mod strategic;
 mod token;
+mod validation;
 mod views;
 mod watch;
 mod write;
@@ -21,10 +24,10 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use kcache_core::selector::{FieldSelector, LabelSelector};
 
-use crate::faults::Verb;
-use crate::query::Query;
+use crate::http::faults::Verb;
+use crate::http::query::Query;
+use crate::http::responses::{ApiError, ApiResult};
 use crate::resources::{ResourceInfo, Special};
-use crate::responses::{ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{object_key, Filter};
 

@@ -10,9 +10,9 @@ use serde_json::{json, Map, Value};
 use super::patch::patched;
 use super::write::{parse_object, update_stored};
 use super::Target;
-use crate::query::Query;
+use crate::http::query::Query;
+use crate::http::responses::{json_value, ApiError, ApiResult};
 use crate::resources::{ResourceInfo, ScalePaths};
-use crate::responses::{json_value, ApiError, ApiResult};
 use crate::state::ServerState;
 
 fn segments(path: &str) -> impl Iterator<Item = &str> {
