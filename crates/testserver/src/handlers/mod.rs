@@ -130,12 +130,12 @@ pub(crate) async fn dispatch(
     let plain = res.special == Special::None;
     match (sub, res.special, verb) {
         (None, _, _) if plain => {}
-        (Some("status"), _, _) if plain && res.has_status => {}
-        (Some("approval"), _, _) if res.api.plural == "certificatesigningrequests" => {}
-        (Some("scale"), _, _) if res.scale.is_some() => {
+        (Some("status"), _, _) if plain && res.subresources.status => {}
+        (Some("approval"), _, _) if res.subresources.approval => {}
+        (Some("scale"), _, _) if res.subresources.scale.is_some() => {
             return scale::scale(state, method, &target, query, headers, &body)
         }
-        (Some("token"), _, Some(Verb::Create)) if res.api.plural == "serviceaccounts" => {
+        (Some("token"), _, Some(Verb::Create)) if res.subresources.token => {
             return token::token_request(state, &target, &body, &manager)
         }
         (None, Special::TokenReview, Some(Verb::Create)) => {

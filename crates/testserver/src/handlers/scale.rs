@@ -126,7 +126,7 @@ pub(crate) fn scale(
     body: &[u8],
 ) -> ApiResult {
     let res = &t.res;
-    let Some(paths) = res.scale.as_ref() else {
+    let Some(paths) = res.subresources.scale.as_ref() else {
         return Err(ApiError::no_route());
     };
     let name = t.name.as_deref().unwrap_or_default();

@@ -146,7 +146,7 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
                        "acceptedNames": names, "storedVersions": storage}),
             );
         }
-        _ if res.has_status => {
+        _ if res.subresources.status => {
             m.remove("status");
         }
         _ => {}
@@ -383,7 +383,7 @@ fn merge_update(res: &ResourceInfo, status_only: bool, cur: &Value, incoming: Va
         n
     } else {
         let mut n = incoming;
-        if res.has_status {
+        if res.subresources.status {
             set_or_remove(&mut n, "status", cur.get("status"));
         }
         n

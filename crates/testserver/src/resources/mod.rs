@@ -1,4 +1,5 @@
-//! The resources the server serves: the built-in table and the ones CRDs add at runtime.
+//! The resources the server serves: the built-in table ([`builtin`]), and the ones CRDs add
+//! and remove at runtime ([`crd`]), behind one [`ResourceTable`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -7,9 +8,8 @@ use kcache_core::ApiResource;
 use parking_lot::RwLock;
 use serde_json::Value;
 
-mod cluster;
-
-pub(crate) use cluster::Special;
+mod builtin;
+mod crd;
 
 /// Everything the server knows about one served resource.
 #[derive(Debug, Clone)]
@@ -18,10 +18,14 @@ pub struct ResourceInfo {
     pub api: ApiResource,
     /// Singular name (discovery).
     pub singular: String,
+    /// The verbs discovery lists.
+    pub verbs: &'static [&'static str],
     /// Short names kubectl accepts (discovery).
     pub short_names: Vec<String>,
-    /// Whether `/status` exists and the main resource ignores status writes.
-    pub has_status: bool,
+    /// Categories (discovery; `kubectl get all` reads them).
+    pub categories: Vec<String>,
+    /// Its subresources.
+    pub subresources: Subresources,
     /// Whether `metadata.generation` is kept and bumped on non-status changes.
     pub has_generation: bool,
     /// Field paths a field selector may use besides `metadata.name`/`metadata.namespace`.
@@ -30,10 +34,21 @@ pub struct ResourceInfo {
     pub storage_id: Arc<str>,
     /// Built in (false: defined by a CRD).
     pub builtin: bool,
-    /// Where `/scale` reads and writes replicas, when the resource has it.
-    pub scale: Option<ScalePaths>,
     /// Resources that are not plain stored objects (create-only reviews, read-only views).
     pub special: Special,
+}
+
+/// The subresources a resource has.
+#[derive(Debug, Clone)]
+pub struct Subresources {
+    /// `/status` exists and the main resource ignores status writes.
+    pub status: bool,
+    /// Where `/scale` reads and writes replicas, when the resource has it.
+    pub scale: Option<ScalePaths>,
+    /// `/approval` (CertificateSigningRequests).
+    pub approval: bool,
+    /// `/token` (ServiceAccounts' TokenRequest).
+    pub token: bool,
 }
 
 /// The fields `/scale` maps to an `autoscaling/v1` Scale, as a CRD's `subresources.scale`
@@ -50,47 +65,20 @@ pub struct ScalePaths {
     pub label_selector_object: Option<String>,
 }
 
-impl ScalePaths {
-    fn from_crd(v: &Value) -> Option<ScalePaths> {
-        Some(ScalePaths {
-            spec_replicas: v["specReplicasPath"].as_str()?.to_string(),
-            status_replicas: v["statusReplicasPath"].as_str()?.to_string(),
-            label_selector: v["labelSelectorPath"].as_str().map(str::to_string),
-            label_selector_object: None,
-        })
-    }
+/// What a resource is when it is not a plain stored object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    /// Stored objects with every verb.
+    None,
+    /// `authentication.k8s.io/v1` TokenReview: create only, nothing stored.
+    TokenReview,
+    /// `v1` ComponentStatus: a read-only view of the control plane's health.
+    ComponentStatus,
+    /// `apiregistration.k8s.io/v1` APIService: a read-only view, one per served group/version.
+    ApiService,
 }
 
 impl ResourceInfo {
-    fn builtin(
-        group: &str,
-        kind: &str,
-        plural: &str,
-        namespaced: bool,
-        short: &[&str],
-        (has_status, has_generation): (bool, bool),
-        fields: &[&str],
-    ) -> Self {
-        ResourceInfo {
-            api: ApiResource {
-                group: group.into(),
-                version: "v1".into(),
-                kind: kind.into(),
-                plural: plural.into(),
-                namespaced,
-            },
-            singular: kind.to_lowercase(),
-            short_names: short.iter().map(|s| s.to_string()).collect(),
-            has_status,
-            has_generation,
-            fields: fields.iter().map(|s| s.to_string()).collect(),
-            storage_id: format!("{group}/{plural}").into(),
-            builtin: true,
-            scale: None,
-            special: Special::None,
-        }
-    }
-
     /// The list kind, e.g. `ConfigMapList`.
     pub fn list_kind(&self) -> String {
         format!("{}List", self.api.kind)
@@ -104,137 +92,40 @@ impl ResourceInfo {
     }
 }
 
-/// The built-in resources (those the issue names), with the field selectors the real server
-/// supports for them.
-fn builtins() -> Vec<ResourceInfo> {
-    let b = ResourceInfo::builtin;
-    vec![
-        b(
-            "",
-            "Namespace",
-            "namespaces",
-            false,
-            &["ns"],
-            (true, false),
-            &["status.phase"],
-        ),
-        b(
-            "",
-            "ConfigMap",
-            "configmaps",
-            true,
-            &["cm"],
-            (false, false),
-            &[],
-        ),
-        b(
-            "",
-            "Secret",
-            "secrets",
-            true,
-            &[],
-            (false, false),
-            &["type"],
-        ),
-        b(
-            "",
-            "Pod",
-            "pods",
-            true,
-            &["po"],
-            (true, false),
-            &[
-                "spec.nodeName",
-                "spec.restartPolicy",
-                "spec.schedulerName",
-                "spec.serviceAccountName",
-                "status.phase",
-                "status.podIP",
-                "status.nominatedNodeName",
-            ],
-        ),
-        b(
-            "",
-            "Service",
-            "services",
-            true,
-            &["svc"],
-            (true, false),
-            &[],
-        ),
-        b(
-            "",
-            "Event",
-            "events",
-            true,
-            &["ev"],
-            (false, false),
-            &[
-                "involvedObject.kind",
-                "involvedObject.namespace",
-                "involvedObject.name",
-                "involvedObject.uid",
-                "involvedObject.apiVersion",
-                "involvedObject.resourceVersion",
-                "involvedObject.fieldPath",
-                "reason",
-                "type",
-            ],
-        ),
-        // The real server maps these onto core/v1 Event fields (pkg/apis/events/v1
-        // conversion.go); here the two APIs keep separate objects.
-        b(
-            "events.k8s.io",
-            "Event",
-            "events",
-            true,
-            &[],
-            (false, false),
-            &[
-                "regarding.kind",
-                "regarding.namespace",
-                "regarding.name",
-                "regarding.uid",
-                "regarding.apiVersion",
-                "regarding.resourceVersion",
-                "regarding.fieldPath",
-                "reportingController",
-                "reason",
-                "type",
-            ],
-        ),
-        b(
-            "coordination.k8s.io",
-            "Lease",
-            "leases",
-            true,
-            &[],
-            (false, false),
-            &[],
-        ),
-        b(
-            "apps",
-            "Deployment",
-            "deployments",
-            true,
-            &["deploy"],
-            (true, true),
-            &[],
-        ),
-        b(
-            "apiextensions.k8s.io",
-            "CustomResourceDefinition",
-            "customresourcedefinitions",
-            false,
-            &["crd", "crds"],
-            (true, true),
-            &[],
-        ),
-    ]
-    .into_iter()
-    .chain(cluster::builtins())
-    .map(cluster::with_scale)
-    .collect()
+impl From<&builtin::BuiltinResource> for ResourceInfo {
+    fn from(b: &builtin::BuiltinResource) -> Self {
+        let strings = |s: &[&str]| s.iter().map(|s| s.to_string()).collect();
+        let scale = b.subresources.scale.then(|| ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: None,
+            label_selector_object: Some(".spec.selector".into()),
+        });
+        ResourceInfo {
+            api: ApiResource {
+                group: b.group.into(),
+                version: b.version.into(),
+                kind: b.kind.into(),
+                plural: b.plural.into(),
+                namespaced: b.namespaced,
+            },
+            singular: b.singular.into(),
+            verbs: b.verbs,
+            short_names: strings(b.short_names),
+            categories: strings(b.categories),
+            subresources: Subresources {
+                status: b.subresources.status,
+                scale,
+                approval: b.subresources.approval,
+                token: b.subresources.token,
+            },
+            has_generation: b.generation,
+            fields: strings(b.field_selectors),
+            storage_id: format!("{}/{}", b.group, b.plural).into(),
+            builtin: true,
+            special: b.special,
+        }
+    }
 }
 
 /// The table of served resources, keyed by `(group, version, plural)`; CRDs add and remove rows.
@@ -243,20 +134,21 @@ pub(crate) struct ResourceTable {
     rows: RwLock<BTreeMap<(String, String, String), Arc<ResourceInfo>>>,
 }
 
+/// A row's key.
+fn key(r: &ResourceInfo) -> (String, String, String) {
+    (
+        r.api.group.clone(),
+        r.api.version.clone(),
+        r.api.plural.clone(),
+    )
+}
+
 impl ResourceTable {
     pub(crate) fn new() -> Self {
-        let rows = builtins()
-            .into_iter()
-            .map(|r| {
-                (
-                    (
-                        r.api.group.clone(),
-                        r.api.version.clone(),
-                        r.api.plural.clone(),
-                    ),
-                    Arc::new(r),
-                )
-            })
+        let rows = builtin::BUILTINS
+            .iter()
+            .map(ResourceInfo::from)
+            .map(|r| (key(&r), Arc::new(r)))
             .collect();
         ResourceTable {
             rows: RwLock::new(rows),
@@ -292,81 +184,20 @@ impl ResourceTable {
 
     /// Starts serving the resources a CRD defines (every served version).
     pub(crate) fn add_crd(&self, crd: &Value) {
-        let infos = crd_resources(crd);
+        let infos = crd::resources(crd);
         let mut rows = self.rows.write();
         for r in infos {
-            rows.insert(
-                (
-                    r.api.group.clone(),
-                    r.api.version.clone(),
-                    r.api.plural.clone(),
-                ),
-                Arc::new(r),
-            );
+            rows.insert(key(&r), Arc::new(r));
         }
     }
 
     /// Stops serving a CRD's resources; returns their storage ids.
     pub(crate) fn remove_crd(&self, crd: &Value) -> Vec<Arc<str>> {
         let mut rows = self.rows.write();
-        let mut ids = Vec::new();
-        for r in crd_resources(crd) {
-            if let Some(old) = rows.remove(&(
-                r.api.group.clone(),
-                r.api.version.clone(),
-                r.api.plural.clone(),
-            )) {
-                ids.push(old.storage_id.clone());
-            }
-        }
-        ids
+        crd::resources(crd)
+            .iter()
+            .filter_map(|r| rows.remove(&key(r)))
+            .map(|old| old.storage_id.clone())
+            .collect()
     }
-}
-
-/// The resources (one per served version) a CustomResourceDefinition object describes.
-fn crd_resources(crd: &Value) -> Vec<ResourceInfo> {
-    let spec = &crd["spec"];
-    let group = spec["group"].as_str().unwrap_or_default();
-    let names = &spec["names"];
-    let plural = names["plural"].as_str().unwrap_or_default();
-    let kind = names["kind"].as_str().unwrap_or_default();
-    let singular = names["singular"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| kind.to_lowercase());
-    let short_names: Vec<String> = names["shortNames"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default();
-    let namespaced = spec["scope"].as_str() != Some("Cluster");
-    let versions = spec["versions"].as_array().cloned().unwrap_or_default();
-    versions
-        .iter()
-        .filter(|v| v["served"].as_bool().unwrap_or(true))
-        .filter_map(|v| {
-            let version = v["name"].as_str()?;
-            Some(ResourceInfo {
-                api: ApiResource {
-                    group: group.into(),
-                    version: version.into(),
-                    kind: kind.into(),
-                    plural: plural.into(),
-                    namespaced,
-                },
-                singular: singular.clone(),
-                short_names: short_names.clone(),
-                has_status: v["subresources"]["status"].is_object(),
-                has_generation: true,
-                fields: Vec::new(),
-                storage_id: format!("{group}/{plural}").into(),
-                builtin: false,
-                scale: ScalePaths::from_crd(&v["subresources"]["scale"]),
-                special: Special::None,
-            })
-        })
-        .collect()
 }
