@@ -36,4 +36,12 @@ impl ServerState {
             address,
         })
     }
+
+    /// [`crate::TestServer::expire_watches`], shared with its admin endpoint: the revision moves
+    /// on, all history is compacted through it and every watch is cut.
+    pub(crate) fn expire_watches(&self) -> u64 {
+        let rev = self.storage.compact_past_now();
+        let _ = self.watch_control.send(WatchControl::Cut);
+        rev
+    }
 }

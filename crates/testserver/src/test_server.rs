@@ -232,7 +232,7 @@ impl TestServer {
     /// 410 Gone (what an etcd compaction does to a client that fell behind). Returns the new
     /// revision. Over HTTP: `POST /testserver/expire-watches`.
     pub fn expire_watches(&self) -> u64 {
-        expire_watches(&self.state)
+        self.state.expire_watches()
     }
 
     /// Fails the next `n` requests matching `matcher` with `failure`.
@@ -291,13 +291,6 @@ impl Drop for TestServer {
             let _ = l.stop.send(true);
         }
     }
-}
-
-/// [`TestServer::expire_watches`] on a server's state (the admin endpoint shares it).
-pub(crate) fn expire_watches(state: &ServerState) -> u64 {
-    let rev = state.storage.compact_past_now();
-    let _ = state.watch_control.send(WatchControl::Cut);
-    rev
 }
 
 /// The built-in namespaces resource.

@@ -127,7 +127,7 @@ fn expire_watches(state: &ServerState, method: &Method) -> ApiResult {
     if method != Method::POST {
         return Err(ApiError::method_not_allowed());
     }
-    let rev = crate::test_server::expire_watches(state);
+    let rev = state.expire_watches();
     Ok(json_value(
         StatusCode::OK,
         &serde_json::json!({"resourceVersion": rev.to_string()}),
