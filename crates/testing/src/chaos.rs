@@ -5,11 +5,11 @@
 use std::collections::BTreeMap;
 
 use kcache_core::Status;
+use kcache_testserver::{Error, Failure, RequestMatch, TestServer, Verb};
 use serde_json::json;
 
-use kcache_testserver::{Error, Failure, RequestMatch, TestServer, Verb};
-
-use crate::{RawResponse, TestCluster};
+use crate::raw_client::RawResponse;
+use crate::test_cluster::TestCluster;
 
 /// Injects into `server` one fault chosen by `pick` (any number: feed it from a seeded RNG so
 /// a run can be replayed): cut watches, a watch closed mid-object, malformed bytes on watches,

@@ -3,12 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use kcache_testserver::{Error, ServerConfig, TestServer};
 use rand::distr::{Alphanumeric, SampleString};
+use serde_json::json;
 
 use crate::raw_client::RawClient;
 
