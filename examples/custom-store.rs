@@ -227,7 +227,7 @@ fn versions<K: Object>(objs: impl IntoIterator<Item = impl AsRef<K>>) -> BTreeMa
 
 /// Runs the demo against `KCACHE_TEST_KUBECONFIG` or an embedded server.
 pub async fn demo() -> Result<Outcome, String> {
-    let cluster = kcache_testserver::TestCluster::start()
+    let cluster = kcache_testing::TestCluster::start()
         .await
         .map_err(|e| format!("test server: {e}"))?;
     let namespace = cluster

@@ -83,7 +83,7 @@ fn reconcile(name: &str, summary: &Summary) -> Result<Option<Duration>, String> 
 
 /// Runs the demo against the embedded server and returns what the worker did.
 pub async fn demo() -> Summary {
-    let cluster = kcache_testserver::TestCluster::start()
+    let cluster = kcache_testing::TestCluster::start()
         .await
         .expect("embedded test server");
     let ns = cluster

@@ -41,7 +41,7 @@ use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
 use kcache_core::ObjectKey;
 use kcache_leaderelection::RunEnd;
-use kcache_testserver::{ServerConfig, TestServer};
+use kcache_testing::{ServerConfig, TestServer};
 use kcache_transport::{
     Api, Client, Config, DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams,
     PostParams,

@@ -218,7 +218,7 @@ pub async fn churn(client: Client, namespace: &str) {
 
 /// The embedded demo: a test server, churn, and a stop once every pod reached its end state.
 pub async fn demo(workers: usize) -> Summary {
-    let cluster = kcache_testserver::TestCluster::start()
+    let cluster = kcache_testing::TestCluster::start()
         .await
         .expect("embedded test server");
     let namespace = cluster.create_namespace("demo").await.expect("namespace");

@@ -1,7 +1,8 @@
 //! Project automation. `cargo xtask ci` is the command `.ci/run` and README call.
 //!
-//! - `ci`: every integration test file compiled (`test_layout`), rustfmt check, clippy with
-//!   `-D warnings`, then the whole test suite with every feature on.
+//! - `ci`: every integration test file compiled (`test_layout`), no import circle between files
+//!   (`import_cycles`), rustfmt check, clippy with `-D warnings`, then the whole test suite with
+//!   every feature on.
 //! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
 //! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
 //!   `KUBEBUILDER_ASSETS` (controller-runtime's `setup-envtest use -p path 1.20.2` prints one).
@@ -19,6 +20,7 @@ mod discovery_snapshot;
 mod e2e;
 mod envtest;
 mod envtest_up;
+mod import_cycles;
 mod integration_kind;
 mod kind;
 mod report;
@@ -131,6 +133,7 @@ const CI_BUILD: &[(&str, &str)] = &[("CARGO_INCREMENTAL", "0"), ("CARGO_PROFILE_
 
 fn ci() -> Result<(), String> {
     test_layout::check(&workspace_root())?;
+    import_cycles::check(&workspace_root())?;
     cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cargo(
         &[

@@ -148,7 +148,7 @@ pub struct Summary {
 /// The demo on the embedded server: three ConfigMaps (and one unlabelled, ignored), their
 /// Secrets, one Secret deleted and put back.
 pub async fn demo() -> Summary {
-    let cluster = kcache_testserver::TestCluster::start()
+    let cluster = kcache_testing::TestCluster::start()
         .await
         .expect("the embedded server starts");
     let ns = cluster

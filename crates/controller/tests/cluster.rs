@@ -12,7 +12,7 @@ use kcache_controller::{
     WriteTracker,
 };
 use kcache_informer::{FactoryOptions, SharedInformerFactory};
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;

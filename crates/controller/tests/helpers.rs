@@ -1,6 +1,6 @@
 //! What the tests share: a cluster, a client for it, a namespace per test.
 
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Client, Config};
 
 /// A cluster (embedded unless `KCACHE_TEST_KUBECONFIG` is set), a client without client-side

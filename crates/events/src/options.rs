@@ -2,8 +2,10 @@
 
 use std::time::Duration;
 
-use crate::correlator::DEFAULT_CACHE_SIZE;
 use crate::write::WriteRetry;
+
+/// client-go's `maxLruCacheEntries`: the correlator's default cache size.
+const DEFAULT_CACHE_SIZE: usize = 4096;
 
 /// How a [`EventBroadcaster`](crate::EventBroadcaster) queues, correlates and writes events.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@ use kcache_events::{
     BroadcasterOptions, CoreEvent, Event, EventApi, EventBroadcaster, EventClient, EventType,
     ObjectReference,
 };
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Api, Client, Config, PostParams};
 use serde_json::Value;
 

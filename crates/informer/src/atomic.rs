@@ -13,8 +13,8 @@ use std::sync::Arc;
 use kcache_core::{CacheReader, CacheWriter, DeletedFinalStateUnknown, DeletedObject, ObjectKey};
 use kcache_delta_fifo::AtomicEvent;
 
-use crate::informer::{write_notification, Outbox};
 use crate::notification::Notification;
+use crate::outbox::{write_notification, Outbox};
 
 /// Applies `event` to `cache` and queues its notifications in `outbox`. A relist the cache
 /// rejects as a whole is logged and notifies nothing; an object whose write failed is logged

@@ -41,6 +41,7 @@ use crate::listener::{Listener, Resync};
 use crate::notification::{Batch, Notification};
 use crate::notifying_store::NotifyingStore;
 use crate::options::InformerOptions;
+use crate::outbox::{write_notification, Outbox};
 use crate::processor::{determine_resync_period, Processor};
 use crate::registration::{InformerSync, ResourceEventHandlerRegistration};
 use crate::resource_version::{
@@ -757,35 +758,6 @@ impl<K> Writes<'_, K> {
         Writes {
             objs: Vec::with_capacity(n),
             initial: Vec::with_capacity(n),
-        }
-    }
-}
-
-/// Notifications of one batch of pops, each with whether it is a resync.
-pub(crate) type Outbox<K> = Vec<(Notification<K>, bool)>;
-
-/// The notification of a cache write: an update of what it replaced (a resync when the
-/// resourceVersion is the same), or an add.
-pub(crate) fn write_notification<K: Object>(
-    obj: &Arc<K>,
-    old: Option<Arc<K>>,
-    is_in_initial_list: bool,
-) -> (Notification<K>, bool) {
-    match old {
-        Some(old) => {
-            let is_sync = old.resource_version() == obj.resource_version();
-            let n = Notification::Update {
-                old,
-                new: obj.clone(),
-            };
-            (n, is_sync)
-        }
-        None => {
-            let n = Notification::Add {
-                obj: obj.clone(),
-                is_in_initial_list,
-            };
-            (n, false)
         }
     }
 }

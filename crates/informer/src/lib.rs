@@ -16,6 +16,7 @@ mod metrics;
 mod notification;
 mod notifying_store;
 mod options;
+mod outbox;
 mod processor;
 mod registration;
 mod resource_version;

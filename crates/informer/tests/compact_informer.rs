@@ -19,7 +19,7 @@ use kcache_informer::{
 };
 use kcache_reflector::WatchListMode;
 use kcache_store::{IndexValues, Indexers};
-use kcache_testserver::{TestCluster, ROOT_CA_CONFIGMAP};
+use kcache_testing::{TestCluster, ROOT_CA_CONFIGMAP};
 use kcache_transport::decode::WatchEventStream;
 use kcache_transport::Api;
 use parking_lot::Mutex;

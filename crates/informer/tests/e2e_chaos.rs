@@ -14,7 +14,7 @@ use kcache_core::{DynamicObject, Object, ObjectKey};
 use kcache_informer::{FifoMode, InformerOptions, ResourceEventHandlerFuncs, SharedIndexInformer};
 use kcache_reflector::{BackoffOptions, ReflectorOptions, WatchListMode};
 use kcache_store::Indexers;
-use kcache_testserver::{ServerConfig, TestCluster, KUBECONFIG_ENV};
+use kcache_testing::{ServerConfig, TestCluster, KUBECONFIG_ENV};
 use kcache_transport::{Api, Client, Config};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -134,8 +134,7 @@ async fn run_seed(seed: u64) {
     for step in 0..STEPS {
         match cluster.server() {
             Some(server) if rng.random_bool(0.4) => {
-                server
-                    .inject_random_fault(rng.random(), "configmaps")
+                kcache_testing::inject_random_fault(server, rng.random(), "configmaps")
                     .await
                     .expect("server");
             }

@@ -7,7 +7,7 @@ use crate::support;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use serde_json::json;
 
 /// Whether the object's `managedFields` (which the server sets on every create) is present and

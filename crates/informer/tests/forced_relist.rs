@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kcache_core::{ApiResource, DynamicObject};
 use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
-use kcache_testserver::{ServerConfig, TestServer};
+use kcache_testing::{ServerConfig, TestServer};
 use kcache_transport::{Client, Config};
 
 const PODS: usize = 40;

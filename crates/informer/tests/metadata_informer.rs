@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use kcache_core::{ApiResource, Object, PartialObjectMeta};
 use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use serde_json::json;
 
 fn configmaps() -> ApiResource {

@@ -10,7 +10,7 @@ use kcache_core::{ApiResource, DynamicObject, Object};
 use kcache_informer::{InformerOptions, SharedIndexInformer};
 use kcache_reflector::ReflectorOptions;
 use kcache_store::Indexers;
-use kcache_testserver::{RawResponse, TestCluster};
+use kcache_testing::{RawResponse, TestCluster};
 use kcache_transport::Api;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;

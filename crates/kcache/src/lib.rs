@@ -44,6 +44,9 @@ pub use kcache_events as events;
 #[cfg(feature = "leaderelection")]
 pub use kcache_leaderelection as leaderelection;
 
+/// The integration-test harness ([`kcache-testing`](kcache_testing)): `TestCluster`, raw client.
+#[cfg(feature = "testing")]
+pub use kcache_testing as testing;
 /// The embedded Kubernetes API server for tests ([`kcache-testserver`](kcache_testserver)).
 #[cfg(feature = "testserver")]
 pub use kcache_testserver as testserver;

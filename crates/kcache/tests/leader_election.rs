@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use serde_json::json;
 
 const LEASE: Duration = Duration::from_secs(4);

@@ -15,7 +15,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kcache_core::{Object, ObjectKey};
-use kcache_testserver::{RequestMatch, TestCluster, Verb};
+use kcache_testing::{RequestMatch, TestCluster, Verb};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
 

@@ -27,7 +27,7 @@ use kcache_leaderelection::{
     CancellationToken, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock, RunEnd,
     JITTER_FACTOR,
 };
-use kcache_testserver::{Failure, RequestMatch, TestCluster};
+use kcache_testing::{Failure, RequestMatch, TestCluster};
 use kcache_transport::{Client, Config};
 use parking_lot::Mutex;
 use rand::rngs::StdRng;

@@ -17,7 +17,7 @@ use kcache_core::{DynamicObject, Error, Object, ObjectKey, ReflectorStore};
 use kcache_reflector::{
     BackoffOptions, Reflector, ReflectorHandle, ReflectorOptions, WatchListMode,
 };
-use kcache_testserver::{Failure, RequestMatch, ServerConfig, TestCluster, Verb, KUBECONFIG_ENV};
+use kcache_testing::{Failure, RequestMatch, ServerConfig, TestCluster, Verb, KUBECONFIG_ENV};
 use kcache_transport::{Api, Client, Config, PostParams};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -250,8 +250,7 @@ async fn chaos_seed(seed: u64) {
 
     for _ in 0..CHAOS_STEPS {
         if rng.random_bool(0.4) {
-            server
-                .inject_random_fault(rng.random(), "configmaps")
+            kcache_testing::inject_random_fault(server, rng.random(), "configmaps")
                 .await
                 .expect("the server comes back");
         } else {

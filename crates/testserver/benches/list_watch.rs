@@ -6,7 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-use kcache_testserver::{RawClient, ServerConfig, TestCluster};
+use kcache_testing::{RawClient, TestCluster};
+use kcache_testserver::ServerConfig;
 use serde_json::json;
 
 async fn seed(c: &TestCluster, ns: &str, from: usize, to: usize) {

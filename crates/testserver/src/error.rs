@@ -1,6 +1,6 @@
 //! The crate's error type: what went wrong starting or driving a test server.
 
-/// Errors of [`crate::TestServer`] and [`crate::TestCluster`].
+/// Errors of [`crate::TestServer`], and of kcache-testing's `TestCluster` and `RawClient`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The listener could not be bound (port in use, no permission).

@@ -7,8 +7,8 @@
 
 use serde_json::{json, Value};
 
-use crate::server::TestServer;
 use crate::storage::{object_key, Expect};
+use crate::test_server::TestServer;
 use crate::Error;
 
 /// Namespaces the realistic pods are spread over (`ns-0` … `ns-99`).
@@ -150,7 +150,7 @@ impl TestServer {
             option: format!("pods={count}"),
             message,
         };
-        let namespaces = crate::server::namespaces();
+        let namespaces = crate::test_server::namespaces();
         for ns in 0..POD_NAMESPACES.min(count) {
             let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": format!("ns-{ns}")}});
             match self.create(&namespaces, obj) {

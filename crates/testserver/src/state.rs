@@ -5,10 +5,10 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 
 use crate::config::ServerConfig;
-use crate::faults::{Faults, WatchControl};
+use crate::http::faults::{Faults, WatchControl};
+use crate::http::tokens::Tokens;
 use crate::resources::ResourceTable;
 use crate::storage::Storage;
-use crate::tokens::Tokens;
 
 /// Shared by every connection; survives [`crate::TestServer::restart`].
 #[derive(Debug)]
@@ -35,5 +35,13 @@ impl ServerState {
             tokens: Tokens::default(),
             address,
         })
+    }
+
+    /// [`crate::TestServer::expire_watches`], shared with its admin endpoint: the revision moves
+    /// on, all history is compacted through it and every watch is cut.
+    pub(crate) fn expire_watches(&self) -> u64 {
+        let rev = self.storage.compact_past_now();
+        let _ = self.watch_control.send(WatchControl::Cut);
+        rev
     }
 }

@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::*;
-use kcache_testserver::{RawResponse, TestCluster};
+use kcache_testing::{RawResponse, TestCluster};
 use serde_json::{json, Value};
 
 const APPLY: &str = "application/apply-patch+yaml";

@@ -6,7 +6,7 @@
 use crate::common;
 
 use common::*;
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use serde_json::{json, Value};
 
 fn resource_names(doc: &Value) -> Vec<String> {
@@ -102,6 +102,35 @@ async fn discovery_lists_the_cluster_resources() {
         .find(|r| r["name"] == "tokenreviews")
         .map(|r| r["verbs"].clone());
     assert_eq!(verbs, Some(json!(["create"])));
+}
+
+/// Categories as kube-apiserver 1.20 lists them: `kubectl get all` reads `all`.
+#[tokio::test]
+async fn discovery_lists_categories() {
+    let c = cluster().await;
+    let cases = [
+        ("/api/v1", "pods", json!(["all"])),
+        ("/api/v1", "services", json!(["all"])),
+        ("/api/v1", "configmaps", Value::Null),
+        ("/apis/apps/v1", "deployments", json!(["all"])),
+        ("/apis/batch/v1", "jobs", json!(["all"])),
+        (
+            "/apis/apiextensions.k8s.io/v1",
+            "customresourcedefinitions",
+            json!(["api-extensions"]),
+        ),
+    ];
+    for (path, plural, want) in cases {
+        let doc = c.client().get(path).await.unwrap().body;
+        let entry = doc["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == plural)
+            .cloned()
+            .unwrap_or_else(|| panic!("{plural} in {path}"));
+        assert_eq!(entry["categories"], want, "{plural}");
+    }
 }
 
 #[tokio::test]

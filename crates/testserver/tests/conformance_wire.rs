@@ -167,7 +167,7 @@ const OBJECT_META: &[&str] = &[
 /// kube-apiserver only sends a bookmark newer than where the watch started, so `other` is
 /// created in `base` meanwhile; the watch's selector leaves it out.
 async fn bookmark_frame(
-    c: &kcache_testserver::TestCluster,
+    c: &kcache_testing::TestCluster,
     base: &str,
     from: u64,
     other: &Value,
@@ -189,7 +189,7 @@ async fn bookmark_frame(
 }
 
 /// Opens a watch on `path` and returns its first event, failing if the answer is not a watch.
-async fn first_event(c: &kcache_testserver::TestCluster, path: &str) -> Value {
+async fn first_event(c: &kcache_testing::TestCluster, path: &str) -> Value {
     let mut w = c
         .client()
         .watch(path)
@@ -548,7 +548,7 @@ async fn dry_run_values_other_than_all_are_refused() {
     let base = cms(&ns);
     let a = create_cm(&c, &ns, "a", json!({})).await;
     let url = format!("{base}/a");
-    let check = |r: kcache_testserver::RawResponse, kind: &str, values: &str| {
+    let check = |r: kcache_testing::RawResponse, kind: &str, values: &str| {
         assert_eq!(r.status, 422, "{}", r.body);
         let s = status(&r.body);
         assert_eq!(s.reason, "Invalid");
@@ -993,35 +993,4 @@ async fn export_is_a_boolean_of_get() {
         .await
         .unwrap();
     assert_eq!(plain.body, created.body);
-}
-
-/// The raw client built from a kubeconfig (as `TestCluster` builds it for a real cluster:
-/// kcache-transport resolves the credentials) still shows the wire as sent: any status as a
-/// response, the body uncompressed because it never asks for gzip.
-#[tokio::test]
-async fn raw_client_from_a_kubeconfig_shows_the_wire_as_sent() {
-    let c = cluster().await;
-    let ns = c.create_namespace("wire-raw").await.unwrap();
-    let config = kcache_transport::Config::from_kubeconfig_file(c.kubeconfig_path()).unwrap();
-    let raw = kcache_testserver::RawClient::from_config(config).unwrap();
-    let missing = raw
-        .get(&format!("/api/v1/namespaces/{ns}/configmaps/none"))
-        .await
-        .unwrap();
-    assert_eq!(missing.status, 404);
-    assert_eq!(status(&missing.body).reason, "NotFound");
-    // Big enough that kube-apiserver would gzip it for a client that asked (over 128 KiB).
-    let big = "x".repeat(200 * 1024);
-    let made = raw
-        .post(
-            &cms(&ns),
-            &json!({"metadata": {"name": "big"}, "data": {"k": big}}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(made.status, 201, "{}", made.body);
-    let list = raw.get(&cms(&ns)).await.unwrap();
-    assert_eq!(list.status, 200);
-    assert!(list.headers.get(http::header::CONTENT_ENCODING).is_none());
-    assert_eq!(names(&list.body), ["big"]);
 }

@@ -43,7 +43,7 @@ async fn failures_delays_and_retry_after() {
         RequestMatch::any().verb(Verb::List),
         Failure::TooLargeResourceVersion,
     );
-    let get = |c: &kcache_testserver::TestCluster| {
+    let get = |c: &kcache_testing::TestCluster| {
         let path = cms(&ns);
         let client = c.client().clone();
         async move { client.get(&path).await.unwrap() }
@@ -203,7 +203,7 @@ async fn compaction_expires_old_watches_and_continue_tokens() {
 #[tokio::test]
 async fn restart_keeps_data_and_port() {
     let server = TestServer::start(ServerConfig::default()).await.unwrap();
-    let client = kcache_testserver::RawClient::new(&server.base_url(), None, None).unwrap();
+    let client = kcache_testing::RawClient::new(&server.base_url(), None, None).unwrap();
     client
         .post(
             "/api/v1/namespaces/default/configmaps",
@@ -239,7 +239,7 @@ async fn a_slow_watcher_is_closed_without_blocking_writers() {
     })
     .await
     .unwrap();
-    let client = kcache_testserver::RawClient::new(&server.base_url(), None, None).unwrap();
+    let client = kcache_testing::RawClient::new(&server.base_url(), None, None).unwrap();
     let _slow = client
         .watch("/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=1")
         .await

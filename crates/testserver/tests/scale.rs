@@ -4,7 +4,7 @@
 use crate::common;
 
 use common::*;
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use serde_json::{json, Value};
 
 fn workload(kind: &str, name: &str, replicas: i64) -> Value {

@@ -16,8 +16,8 @@ async fn seeded(pods: usize) -> TestServer {
     server
 }
 
-fn client(server: &TestServer) -> kcache_testserver::RawClient {
-    kcache_testserver::RawClient::new(&server.base_url(), None, None).unwrap()
+fn client(server: &TestServer) -> kcache_testing::RawClient {
+    kcache_testing::RawClient::new(&server.base_url(), None, None).unwrap()
 }
 
 fn without_rv(mut pod: Value) -> Value {

@@ -15,7 +15,7 @@ const PARTIAL: &str = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v
 const PARTIAL_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
 
 async fn get(
-    c: &kcache_testserver::TestCluster,
+    c: &kcache_testing::TestCluster,
     path: &str,
     headers: &[(&str, &str)],
 ) -> Response<bytes::Bytes> {

@@ -18,6 +18,18 @@ use crate::client::{Client, ListItems};
 use crate::decode::{exact_copy, keep, ItemKind, Trim};
 use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
 
+/// `Accept` of a metadata-only `Api` ([`Api::into_metadata`]) for one object, and for watch
+/// events.
+const ACCEPT_PARTIAL: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+/// `Accept` for a list.
+const ACCEPT_PARTIAL_LIST: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+/// `Accept` for a list with `Config::metadata_protobuf`: protobuf first, as client-go's metadata
+/// client asks (`decode::protobuf_list` splits it, `decode::protobuf` decodes its items), then
+/// JSON, then plain JSON.
+const ACCEPT_PARTIAL_LIST_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
 /// `Accept` of a list asked for in protobuf first ([`ItemKind`]), then JSON.
 const ACCEPT_PROTOBUF_LIST: &str = "application/vnd.kubernetes.protobuf,application/json";
 
@@ -130,11 +142,9 @@ impl<K> Api<K> {
         match (self.metadata_only, list) {
             (false, true) if self.protobuf_list().is_some() => Some(ACCEPT_PROTOBUF_LIST),
             (false, _) => None,
-            (true, true) if self.protobuf_list().is_some() => {
-                Some(crate::metadata::ACCEPT_PARTIAL_LIST_PROTOBUF)
-            }
-            (true, true) => Some(crate::metadata::ACCEPT_PARTIAL_LIST),
-            (true, false) => Some(crate::metadata::ACCEPT_PARTIAL),
+            (true, true) if self.protobuf_list().is_some() => Some(ACCEPT_PARTIAL_LIST_PROTOBUF),
+            (true, true) => Some(ACCEPT_PARTIAL_LIST),
+            (true, false) => Some(ACCEPT_PARTIAL),
         }
     }
 

@@ -14,17 +14,6 @@ use crate::api::Api;
 use crate::client::ListItems;
 use crate::params::{Patch, PatchParams};
 
-/// `Accept` for one object, and for watch events.
-pub(crate) const ACCEPT_PARTIAL: &str =
-    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
-/// `Accept` for a list.
-pub(crate) const ACCEPT_PARTIAL_LIST: &str =
-    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
-/// `Accept` for a list with `Config::metadata_protobuf`: protobuf first, as client-go's metadata
-/// client asks (`decode::protobuf_list` splits it, `decode::protobuf` decodes its items), then
-/// JSON, then plain JSON.
-pub(crate) const ACCEPT_PARTIAL_LIST_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
-
 impl<K: 'static> Api<K> {
     /// The same resource and namespace, metadata only: every verb of the returned Api asks the
     /// server for `PartialObjectMetadata` (client-go's `metadata.NewForConfig(c).Resource(gvr)`).

@@ -19,8 +19,33 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 
-use crate::config::Identity;
 use crate::error::ConfigError;
+
+/// A TLS client certificate chain and its private key (the key never prints).
+pub struct Identity {
+    /// The certificate chain, leaf first.
+    pub certs: Vec<CertificateDer<'static>>,
+    /// The private key.
+    pub key: PrivateKeyDer<'static>,
+}
+
+impl Clone for Identity {
+    fn clone(&self) -> Self {
+        Identity {
+            certs: self.certs.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Identity")
+            .field("certs", &self.certs.len())
+            .field("key", &"[redacted]")
+            .finish()
+    }
+}
 
 /// The certificates of a PEM bundle; an error if there are none or one is malformed.
 pub(crate) fn parse_certs(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {

@@ -17,7 +17,7 @@ use http_body_util::StreamBody;
 use hyper::body::Frame;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::{DynamicObject, Error, ListParams, Resource, WatchParams};
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Api, Client, Config, PostParams};
 use support::{client, own};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::{DynamicObject, ListParams, Resource};
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Api, Client, Config, PostParams};
 use parking_lot::Mutex;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};

@@ -6,7 +6,7 @@ use crate::support;
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::{ListParams, Object, PartialObjectMeta, WatchEvent, WatchParams};
-use kcache_testserver::{TestCluster, ROOT_CA_CONFIGMAP};
+use kcache_testing::{TestCluster, ROOT_CA_CONFIGMAP};
 use kcache_transport::{Api, Patch, PatchParams, PostParams};
 use support::client;
 

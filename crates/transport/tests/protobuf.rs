@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::ByteString;
 use kcache_core::ListParams;
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Api, PostParams};
 use serde::de::DeserializeOwned;
 use support::client;

@@ -15,7 +15,7 @@ use kcache_core::{
     DynamicObject, Error, ListParams, ListerWatcher, Object, Resource, ResourceVersionMatch,
     WatchEvent, WatchParams,
 };
-use kcache_testserver::{Failure, RequestMatch, TestCluster, Verb};
+use kcache_testing::{Failure, RequestMatch, TestCluster, Verb};
 use kcache_transport::{
     Api, DeleteParams, Deleted, ListPager, Patch, PatchParams, PostParams, Preconditions,
     PropagationPolicy,
@@ -197,7 +197,7 @@ async fn paging_and_the_410_fallback() {
         .items
         .iter()
         .map(|c| c.name().to_string())
-        .filter(|n| n != kcache_testserver::ROOT_CA_CONFIGMAP)
+        .filter(|n| n != kcache_testing::ROOT_CA_CONFIGMAP)
         .collect();
     let want: Vec<_> = (0..25).map(|i| format!("cm-{i:03}")).collect();
     assert_eq!(names, want);

@@ -8,9 +8,8 @@ use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use ahash::RandomState as Hasher;
 use tokio::time::Instant;
-
-use crate::engine::Hasher;
 
 /// A gauge that goes up and down (client-go `GaugeMetric`): the queue depth.
 pub trait GaugeMetric: Send + Sync {

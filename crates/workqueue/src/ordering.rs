@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::Hash;
 
-use crate::engine::Hasher;
+use ahash::RandomState as Hasher;
 
 /// The order in which a [`Queue`](crate::Queue) hands out queued items (client-go
 /// `QueueConfig.Queue`). [`Fifo`] is the default; [`ByPriority`] is controller-runtime's priority

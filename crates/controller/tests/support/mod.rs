@@ -16,7 +16,7 @@ use kcache_controller::{
 use kcache_informer::testing::FakeControllerSource;
 use kcache_informer::{InformerOptions, SharedIndexInformer};
 use kcache_store::Indexers;
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Client, Config};
 use parking_lot::Mutex;
 use tokio::sync::Notify;

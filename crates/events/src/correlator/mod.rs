@@ -17,9 +17,6 @@ pub(crate) use lru::Lru;
 pub(crate) use spam::SpamFilter;
 
 use crate::options::CorrelatorOptions;
-
-/// client-go's `maxLruCacheEntries`.
-pub(crate) const DEFAULT_CACHE_SIZE: usize = 4096;
 use crate::types::CoreEvent;
 
 /// What [`Correlator::correlate`] decided for one `core/v1` event.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use kcache_core::{DynamicObject, Object};
 use kcache_informer::testing::FakeControllerSource;
 use kcache_informer::{DeletedObject, ResourceEventHandler};
-use kcache_testserver::TestCluster;
+use kcache_testing::TestCluster;
 use kcache_transport::{Client, Config};
 
 pub type Pod = DynamicObject;

@@ -23,9 +23,9 @@ mod walk;
 use kcache_core::{Status, StatusCause, StatusDetails};
 use serde_json::{json, Value};
 
-use crate::meta::now_rfc3339;
+use crate::handlers::meta::now_rfc3339;
+use crate::http::responses::ApiError;
 use crate::resources::ResourceInfo;
-use crate::responses::ApiError;
 use managed::{decode_entries, encode_entries, is_reset, Entry, Operation};
 use path::{Display, Elem, FieldSet};
 use shape::Shape;

@@ -8,9 +8,9 @@ use kcache_core::StatusCause;
 
 use super::options::{dry_run, not_supported, options_invalid};
 use super::Target;
-use crate::meta::now_rfc3339;
-use crate::query::{go_quote, Query};
-use crate::responses::{json_value, ApiError, ApiResult};
+use crate::handlers::meta::now_rfc3339;
+use crate::http::query::{go_quote, Query};
+use crate::http::responses::{json_value, ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{CommitError, Expect, ListAt};
 

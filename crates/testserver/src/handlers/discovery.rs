@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use http::StatusCode;
 use serde_json::{json, Value};
 
+use crate::http::responses::{json_value, raw_json_response, ApiError, ApiResult};
 use crate::resources::ResourceInfo;
-use crate::responses::{json_value, raw_json_response, ApiError, ApiResult};
 use crate::state::ServerState;
 
 /// The version this server claims: the kube-apiserver whose API it serves and is checked
@@ -86,35 +86,35 @@ pub(crate) fn group(state: &ServerState, group: &str) -> ApiResult {
 /// lists them).
 fn resource_doc(r: &ResourceInfo) -> Vec<Value> {
     let mut main = json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
-        "kind": r.api.kind, "verbs": r.special.verbs()});
+        "kind": r.api.kind, "verbs": r.verbs});
     if !r.short_names.is_empty() {
         main["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        main["categories"] = json!(r.categories);
     }
     let sub = |name: &str, kind: &str, verbs: &[&str]| {
         json!({"name": format!("{}/{name}", r.api.plural), "singularName": "", "namespaced": r.api.namespaced,
             "kind": kind, "verbs": verbs})
     };
     let mut subs = Vec::new();
-    if r.has_status {
+    if r.subresources.status {
         subs.push(sub("status", &r.api.kind, &["get", "patch", "update"]));
     }
-    if r.scale.is_some() {
+    if r.subresources.scale.is_some() {
         let mut d = sub("scale", "Scale", &["get", "patch", "update"]);
         d["group"] = json!("autoscaling");
         d["version"] = json!("v1");
         subs.push(d);
     }
-    match (r.api.group.as_str(), r.api.plural.as_str()) {
-        ("", "serviceaccounts") => {
-            let mut d = sub("token", "TokenRequest", &["create"]);
-            d["group"] = json!("authentication.k8s.io");
-            d["version"] = json!("v1");
-            subs.push(d);
-        }
-        ("certificates.k8s.io", "certificatesigningrequests") => {
-            subs.push(sub("approval", &r.api.kind, &["get", "patch", "update"]));
-        }
-        _ => {}
+    if r.subresources.token {
+        let mut d = sub("token", "TokenRequest", &["create"]);
+        d["group"] = json!("authentication.k8s.io");
+        d["version"] = json!("v1");
+        subs.push(d);
+    }
+    if r.subresources.approval {
+        subs.push(sub("approval", &r.api.kind, &["get", "patch", "update"]));
     }
     subs.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     let mut docs = vec![main];

@@ -1,14 +1,17 @@
-//! Request handlers, one file per verb family.
+//! Request handlers, one file per verb family, and what writes share: validation of incoming
+//! objects and the metadata the server manages (uids, timestamps, generated names).
 
 mod delete;
 pub(crate) mod discovery;
 mod list_body;
+pub(crate) mod meta;
 mod options;
 mod patch;
 mod read;
 mod scale;
 mod strategic;
 mod token;
+mod validation;
 mod views;
 mod watch;
 mod write;
@@ -21,10 +24,10 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use kcache_core::selector::{FieldSelector, LabelSelector};
 
-use crate::faults::Verb;
-use crate::query::Query;
+use crate::http::faults::Verb;
+use crate::http::query::Query;
+use crate::http::responses::{ApiError, ApiResult};
 use crate::resources::{ResourceInfo, Special};
-use crate::responses::{ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{object_key, Filter};
 
@@ -127,12 +130,12 @@ pub(crate) async fn dispatch(
     let plain = res.special == Special::None;
     match (sub, res.special, verb) {
         (None, _, _) if plain => {}
-        (Some("status"), _, _) if plain && res.has_status => {}
-        (Some("approval"), _, _) if res.api.plural == "certificatesigningrequests" => {}
-        (Some("scale"), _, _) if res.scale.is_some() => {
+        (Some("status"), _, _) if plain && res.subresources.status => {}
+        (Some("approval"), _, _) if res.subresources.approval => {}
+        (Some("scale"), _, _) if res.subresources.scale.is_some() => {
             return scale::scale(state, method, &target, query, headers, &body)
         }
-        (Some("token"), _, Some(Verb::Create)) if res.api.plural == "serviceaccounts" => {
+        (Some("token"), _, Some(Verb::Create)) if res.subresources.token => {
             return token::token_request(state, &target, &body, &manager)
         }
         (None, Special::TokenReview, Some(Verb::Create)) => {

@@ -5,8 +5,8 @@
 
 use kcache_core::StatusCause;
 
-use crate::query::{go_quote, Query};
-use crate::responses::ApiError;
+use crate::http::query::{go_quote, Query};
+use crate::http::responses::ApiError;
 
 /// The one `dryRun` value the API server accepts.
 const DRY_RUN_ALL: &str = "All";

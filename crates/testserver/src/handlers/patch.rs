@@ -10,8 +10,8 @@ use super::strategic::strategic_merge;
 use super::write::{create_stored, parse_object, update_with};
 use super::Target;
 use crate::fieldmanager;
-use crate::query::Query;
-use crate::responses::{json_response, ApiError, ApiResult};
+use crate::http::query::Query;
+use crate::http::responses::{json_response, ApiError, ApiResult};
 use crate::state::ServerState;
 
 /// A patch that transforms the live object.

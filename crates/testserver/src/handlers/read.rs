@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::list_body::ListBody;
 use super::options::{forbidden, not_supported, options_invalid};
 use super::Target;
-use crate::query::{go_quote, Query};
-use crate::responses::{json_response, json_value, ApiError, ApiResult, Body};
+use crate::http::query::{go_quote, Query};
+use crate::http::responses::{json_response, json_value, ApiError, ApiResult, Body};
 use crate::state::ServerState;
 use crate::storage::{Continue, ListAt, ListError, Page};
 

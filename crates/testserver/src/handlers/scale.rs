@@ -10,9 +10,9 @@ use serde_json::{json, Map, Value};
 use super::patch::patched;
 use super::write::{parse_object, update_stored};
 use super::Target;
-use crate::query::Query;
+use crate::http::query::Query;
+use crate::http::responses::{json_value, ApiError, ApiResult};
 use crate::resources::{ResourceInfo, ScalePaths};
-use crate::responses::{json_value, ApiError, ApiResult};
 use crate::state::ServerState;
 
 fn segments(path: &str) -> impl Iterator<Item = &str> {
@@ -126,7 +126,7 @@ pub(crate) fn scale(
     body: &[u8],
 ) -> ApiResult {
     let res = &t.res;
-    let Some(paths) = res.scale.as_ref() else {
+    let Some(paths) = res.subresources.scale.as_ref() else {
         return Err(ApiError::no_route());
     };
     let name = t.name.as_deref().unwrap_or_default();

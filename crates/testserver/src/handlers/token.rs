@@ -10,10 +10,10 @@ use serde_json::{json, Value};
 use super::write::parse_object;
 use super::Target;
 use crate::fieldmanager::record_request;
-use crate::meta::rfc3339;
-use crate::responses::{json_value, ApiError, ApiResult};
+use crate::handlers::meta::rfc3339;
+use crate::http::responses::{json_value, ApiError, ApiResult};
+use crate::http::tokens::{Issued, ISSUER};
 use crate::state::ServerState;
-use crate::tokens::{Issued, ISSUER};
 
 /// The default and the bounds of `spec.expirationSeconds`.
 const DEFAULT_EXPIRATION: i64 = 3600;

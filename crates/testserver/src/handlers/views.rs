@@ -9,9 +9,9 @@ use http::StatusCode;
 use serde_json::{json, Value};
 
 use super::Target;
-use crate::meta::now_rfc3339;
+use crate::handlers::meta::now_rfc3339;
+use crate::http::responses::{json_value, ApiError, ApiResult};
 use crate::resources::{ResourceInfo, Special};
-use crate::responses::{json_value, ApiError, ApiResult};
 use crate::state::ServerState;
 
 /// When the views came to be (their creationTimestamp and condition times).

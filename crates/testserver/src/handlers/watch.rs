@@ -21,10 +21,10 @@ use tokio::time::{Interval, Sleep};
 use super::options::{self, options_invalid};
 use super::read::parse_rv;
 use super::Target;
-use crate::faults::WatchControl;
-use crate::query::Query;
+use crate::http::faults::WatchControl;
+use crate::http::query::Query;
+use crate::http::responses::{full, ApiError, ApiResult, Body, Streamed};
 use crate::resources::ResourceInfo;
-use crate::responses::{full, ApiError, ApiResult, Body, Streamed};
 use crate::state::ServerState;
 use crate::storage::{frame, Delivery, Registration, Storage, WatchStart};
 

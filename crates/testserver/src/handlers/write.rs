@@ -9,12 +9,12 @@ use serde_json::{json, Value};
 
 use super::Target;
 use crate::fieldmanager::record_update;
-use crate::meta::{name_suffix, new_uid, now_rfc3339};
+use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
+use crate::handlers::validation::validate;
+use crate::http::responses::{json_response, ApiError, ApiResult};
 use crate::resources::ResourceInfo;
-use crate::responses::{json_response, ApiError, ApiResult};
 use crate::state::ServerState;
 use crate::storage::{object_key, CommitError, Expect, Stored};
-use crate::validation::validate;
 
 /// Metadata the server owns: copied from the stored object on every update.
 const IMMUTABLE_META: [&str; 7] = [
@@ -146,7 +146,7 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
                        "acceptedNames": names, "storedVersions": storage}),
             );
         }
-        _ if res.has_status => {
+        _ if res.subresources.status => {
             m.remove("status");
         }
         _ => {}
@@ -383,7 +383,7 @@ fn merge_update(res: &ResourceInfo, status_only: bool, cur: &Value, incoming: Va
         n
     } else {
         let mut n = incoming;
-        if res.has_status {
+        if res.subresources.status {
             set_or_remove(&mut n, "status", cur.get("status"));
         }
         n

@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use kcache_testserver::{ServerConfig, TestCluster, WatchReader, ROOT_CA_CONFIGMAP};
+use kcache_testing::{TestCluster, WatchReader, ROOT_CA_CONFIGMAP};
+use kcache_testserver::ServerConfig;
 use serde_json::{json, Value};
 
 /// A cluster whose embedded server behaves like kube-apiserver's defaults where tests can see

@@ -12,7 +12,7 @@ mod resolve;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use rustls_pki_types::CertificateDer;
 
 use crate::decode::DEFAULT_MAX_OBJECT_SIZE;
 use crate::error::ConfigError;
@@ -22,6 +22,8 @@ pub use impersonate::Impersonate;
 pub use incluster::{SERVICE_ACCOUNT_DIR, TOKEN_REREAD_PERIOD};
 use kubeconfig::Kubeconfig;
 pub use resolve::KubeConfigOptions;
+// Client certificates are TLS material (tls.rs loads them); `config::Identity` stays a path.
+pub use crate::tls::Identity;
 
 /// Everything a [`Client`](crate::Client) needs (client-go's `rest.Config`). `Debug` never
 /// prints credentials (nor a proxy URL's password).
@@ -136,32 +138,6 @@ pub struct AuthConfig {
     pub exec: Option<ExecConfig>,
     /// The cluster details passed to the plugin when it asks for them (`provideClusterInfo`).
     pub exec_cluster_info: Option<serde_json::Value>,
-}
-
-/// A TLS client certificate chain and its private key (the key never prints).
-pub struct Identity {
-    /// The certificate chain, leaf first.
-    pub certs: Vec<CertificateDer<'static>>,
-    /// The private key.
-    pub key: PrivateKeyDer<'static>,
-}
-
-impl Clone for Identity {
-    fn clone(&self) -> Self {
-        Identity {
-            certs: self.certs.clone(),
-            key: self.key.clone_key(),
-        }
-    }
-}
-
-impl std::fmt::Debug for Identity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Identity")
-            .field("certs", &self.certs.len())
-            .field("key", &"[redacted]")
-            .finish()
-    }
 }
 
 impl Config {

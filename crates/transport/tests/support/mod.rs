@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kcache_testserver::{TestCluster, ROOT_CA_CONFIGMAP};
+use kcache_testing::{TestCluster, ROOT_CA_CONFIGMAP};
 use kcache_transport::{Client, Config};
 
 /// The ConfigMaps a test created: all but the root CA bundle a full cluster's controllers put

@@ -1,29 +1,27 @@
-//! The listener: loopback TCP, optional TLS, HTTP/1.1 and HTTP/2 (ALPN, or h2c prior
-//! knowledge) via hyper-util's auto builder; plus the in-process handle tests drive it with.
+//! [`TestServer`]: the in-process handle of a running server. It starts the listener
+//! ([`crate::http::listener`]), creates what kube-apiserver creates at start, and is how tests
+//! create objects directly and inject faults.
 
-use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
 use kcache_core::{ApiResource, Status};
 use parking_lot::Mutex;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::ServerConfig;
-use crate::faults::{Failure, RequestMatch, WatchControl};
 use crate::handlers::{create_stored, Target};
+use crate::http::faults::{Failure, RequestMatch, WatchControl};
+use crate::http::listener::accept_loop;
+use crate::http::tls;
 use crate::state::ServerState;
-use crate::{kubeconfig, router, tls, Error};
+use crate::{kubeconfig, Error};
 
 /// The field manager of objects created in-process.
 const IN_PROCESS_MANAGER: &str = "kcache-testserver";
@@ -234,7 +232,7 @@ impl TestServer {
     /// 410 Gone (what an etcd compaction does to a client that fell behind). Returns the new
     /// revision. Over HTTP: `POST /testserver/expire-watches`.
     pub fn expire_watches(&self) -> u64 {
-        expire_watches(&self.state)
+        self.state.expire_watches()
     }
 
     /// Fails the next `n` requests matching `matcher` with `failure`.
@@ -295,13 +293,6 @@ impl Drop for TestServer {
     }
 }
 
-/// [`TestServer::expire_watches`] on a server's state (the admin endpoint shares it).
-pub(crate) fn expire_watches(state: &ServerState) -> u64 {
-    let rev = state.storage.compact_past_now();
-    let _ = state.watch_control.send(WatchControl::Cut);
-    rev
-}
-
 /// The built-in namespaces resource.
 pub(crate) fn namespaces() -> ApiResource {
     ApiResource {
@@ -330,53 +321,4 @@ fn kubernetes_service(port: u16) -> Value {
         "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
         "spec": {"ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}],
                  "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "type": "ClusterIP", "sessionAffinity": "None"}})
-}
-
-async fn accept_loop(
-    listener: TcpListener,
-    state: Arc<ServerState>,
-    tls: Option<TlsAcceptor>,
-    mut stop: watch::Receiver<bool>,
-) {
-    loop {
-        let stream = tokio::select! {
-            _ = stop.changed() => return,
-            r = listener.accept() => match r {
-                Ok((s, _)) => s,
-                Err(e) => {
-                    tracing::warn!("accept failed: {e}");
-                    continue;
-                }
-            },
-        };
-        let _ = stream.set_nodelay(true);
-        let (state, tls, stop) = (state.clone(), tls.clone(), stop.clone());
-        tokio::spawn(async move {
-            match tls {
-                Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(s) => serve(s, state, stop).await,
-                    Err(e) => tracing::debug!("TLS handshake failed: {e}"),
-                },
-                None => serve(stream, state, stop).await,
-            }
-        });
-    }
-}
-
-/// Serves one connection until it ends or the listener generation stops (then it is dropped
-/// mid-flight, like a server process that went away).
-async fn serve<I>(io: I, state: Arc<ServerState>, mut stop: watch::Receiver<bool>)
-where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let svc = service_fn(move |req| {
-        let state = state.clone();
-        async move { Ok::<_, Infallible>(router::handle(state, req).await) }
-    });
-    let builder = auto::Builder::new(TokioExecutor::new());
-    let conn = builder.serve_connection(TokioIo::new(io), svc);
-    tokio::select! {
-        r = conn => if let Err(e) = r { tracing::debug!("connection ended: {e}") },
-        _ = stop.changed() => {}
-    }
 }

@@ -21,7 +21,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
 use serde_json::Value;
 
-use crate::Error;
+use kcache_testserver::Error;
 
 /// A response: status, headers and the body parsed as JSON (`Value::String` when it is not).
 #[derive(Debug, Clone)]

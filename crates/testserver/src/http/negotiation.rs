@@ -21,9 +21,9 @@ use kcache_core::Status;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::faults::Verb;
+use crate::http::faults::Verb;
+use crate::http::responses::{full, ApiError, ApiResult, Body};
 use crate::resources::ResourceInfo;
-use crate::responses::{full, ApiError, ApiResult, Body};
 use crate::storage::frame;
 
 /// What the response is converted to.

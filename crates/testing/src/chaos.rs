@@ -1,56 +1,62 @@
-//! One random fault at a time, for chaos tests of clients (reflectors, informers).
+//! Chaos scenarios for tests of clients (reflectors, informers): one random fault at a time on
+//! the embedded server, and random writes plus the truth a cache must converge to on any
+//! cluster. Seed the `pick`s from a seeded RNG so a failing run can be replayed.
 
 use std::collections::BTreeMap;
 
 use kcache_core::Status;
+use kcache_testserver::{Error, Failure, RequestMatch, TestServer, Verb};
 use serde_json::json;
 
-use crate::{Error, Failure, RawResponse, RequestMatch, TestCluster, TestServer, Verb};
+use crate::raw_client::RawResponse;
+use crate::test_cluster::TestCluster;
 
-impl TestServer {
-    /// Injects one fault chosen by `pick` (any number: feed it from a seeded RNG so a run can be
-    /// replayed): cut watches, a watch closed mid-object, malformed bytes on watches, an
-    /// out-of-schedule bookmark, history compaction (410s), a burst of 1–3 failures (429, 500,
-    /// 503, 504 too-large-resourceVersion, 504 timeout) on lists or watches of `resource`, or a
-    /// restart.
-    pub async fn inject_random_fault(&self, pick: u64, resource: &str) -> Result<(), Error> {
-        let verb = if pick & 1 == 0 {
-            Verb::List
-        } else {
-            Verb::Watch
-        };
-        let on = RequestMatch::any().verb(verb).resource(resource);
-        let burst = 1 + ((pick >> 1) % 3) as usize;
-        match (pick >> 3) % 12 {
-            0 | 1 => self.cut_watches(),
-            2 => self.close_watches_mid_object(),
-            3 => self.send_malformed_on_watches(),
-            4 => self.send_bookmarks(),
-            5 => self.compact_history(),
-            6 => self.fail_next(
-                burst,
-                on,
-                Failure::TooManyRequests {
-                    retry_after_seconds: 0,
-                },
-            ),
-            7 => self.fail_next(burst, on, Failure::InternalError),
-            8 => self.fail_next(
-                burst,
-                on,
-                Failure::ServiceUnavailable {
-                    retry_after_seconds: 0,
-                },
-            ),
-            9 => self.fail_next(burst, on, Failure::TooLargeResourceVersion),
-            10 => {
-                let timeout = Status::failure(504, "Timeout", "injected timeout");
-                self.fail_next(burst, on, Failure::Status(Box::new(timeout)))
-            }
-            _ => self.restart().await?,
+/// Injects into `server` one fault chosen by `pick` (any number: feed it from a seeded RNG so
+/// a run can be replayed): cut watches, a watch closed mid-object, malformed bytes on watches,
+/// an out-of-schedule bookmark, history compaction (410s), a burst of 1–3 failures (429, 500,
+/// 503, 504 too-large-resourceVersion, 504 timeout) on lists or watches of `resource`, or a
+/// restart.
+pub async fn inject_random_fault(
+    server: &TestServer,
+    pick: u64,
+    resource: &str,
+) -> Result<(), Error> {
+    let verb = if pick & 1 == 0 {
+        Verb::List
+    } else {
+        Verb::Watch
+    };
+    let on = RequestMatch::any().verb(verb).resource(resource);
+    let burst = 1 + ((pick >> 1) % 3) as usize;
+    match (pick >> 3) % 12 {
+        0 | 1 => server.cut_watches(),
+        2 => server.close_watches_mid_object(),
+        3 => server.send_malformed_on_watches(),
+        4 => server.send_bookmarks(),
+        5 => server.compact_history(),
+        6 => server.fail_next(
+            burst,
+            on,
+            Failure::TooManyRequests {
+                retry_after_seconds: 0,
+            },
+        ),
+        7 => server.fail_next(burst, on, Failure::InternalError),
+        8 => server.fail_next(
+            burst,
+            on,
+            Failure::ServiceUnavailable {
+                retry_after_seconds: 0,
+            },
+        ),
+        9 => server.fail_next(burst, on, Failure::TooLargeResourceVersion),
+        10 => {
+            let timeout = Status::failure(504, "Timeout", "injected timeout");
+            server.fail_next(burst, on, Failure::Status(Box::new(timeout)))
         }
-        Ok(())
+        _ => server.restart().await?,
     }
+    Ok(())
 }
 
 impl TestCluster {

@@ -15,7 +15,7 @@ use http::{header, HeaderMap, HeaderValue, Response};
 use http_body::{Body as _, Frame};
 use http_body_util::BodyExt;
 
-use crate::responses::Body;
+use crate::http::responses::Body;
 
 /// Bodies of at most this many bytes are sent as they are (`defaultGzipThresholdBytes`).
 pub(crate) const GZIP_THRESHOLD: usize = 128 * 1024;
@@ -107,7 +107,7 @@ impl http_body::Body for GzipBody {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::responses::full;
+    use crate::http::responses::full;
 
     #[test]
     fn reads_accept_encoding_as_the_api_server() {

@@ -7,13 +7,13 @@ use bytes::Bytes;
 use http::{header, HeaderMap, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 
-use crate::auth;
-use crate::compress;
-use crate::convert;
-use crate::faults::RequestInfo;
+use super::auth;
+use super::compress;
+use super::negotiation;
 use crate::handlers::{discovery, dispatch, Target};
-use crate::query::Query;
-use crate::responses::{full, json_value, ApiError, ApiResult, Body, Streamed};
+use crate::http::faults::RequestInfo;
+use crate::http::query::Query;
+use crate::http::responses::{full, json_value, ApiError, ApiResult, Body, Streamed};
 use crate::state::ServerState;
 
 /// What a path addresses.
@@ -127,7 +127,7 @@ fn expire_watches(state: &ServerState, method: &Method) -> ApiResult {
     if method != Method::POST {
         return Err(ApiError::method_not_allowed());
     }
-    let rev = crate::server::expire_watches(state);
+    let rev = state.expire_watches();
     Ok(json_value(
         StatusCode::OK,
         &serde_json::json!({"resourceVersion": rev.to_string()}),
@@ -156,8 +156,8 @@ where
     let query = Query::parse(parts.uri.query());
     let route = parse_path(state, &path)?;
     let convert = match &route {
-        Route::Resource(_) => convert::negotiate(&parts.headers)?,
-        _ => convert::Convert::None,
+        Route::Resource(_) => negotiation::negotiate(&parts.headers)?,
+        _ => negotiation::Convert::None,
     };
     let info = RequestInfo {
         verb: match &route {
@@ -205,7 +205,7 @@ where
         Route::Resource(t) => {
             let res = t.res.clone();
             let resp = dispatch(state, &parts.method, t, &query, &parts.headers, body).await?;
-            convert::apply(&convert, &res, info.verb, resp).await
+            negotiation::apply(&convert, &res, info.verb, resp).await
         }
         _ if parts.method != Method::GET => Err(ApiError::method_not_allowed()),
         Route::Version => discovery::version(),

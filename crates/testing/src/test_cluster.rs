@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use kcache_testserver::{Error, ServerConfig, TestServer};
+use rand::distr::{Alphanumeric, SampleString};
 use serde_json::json;
 
-use crate::client::RawClient;
-use crate::config::ServerConfig;
-use crate::meta::name_suffix;
-use crate::{kubeconfig, Error, TestServer};
+use crate::raw_client::RawClient;
 
 /// The environment variable naming a real cluster's kubeconfig.
 pub const KUBECONFIG_ENV: &str = "KCACHE_TEST_KUBECONFIG";
@@ -83,10 +84,7 @@ impl TestCluster {
             .trim_end_matches('/')
             .to_string();
         let token = config.auth.token.as_ref().map(|t| t.expose().to_string());
-        let ca_pem = config
-            .root_certs
-            .as_deref()
-            .map(kubeconfig::pem_certificates);
+        let ca_pem = config.root_certs.as_deref().map(pem_certificates);
         let client = RawClient::from_config(config)?;
         Ok(TestCluster {
             server: None,
@@ -102,9 +100,12 @@ impl TestCluster {
 
     async fn embedded(mut config: ServerConfig) -> Result<TestCluster, Error> {
         config.tls = true;
-        config
-            .token
-            .get_or_insert_with(|| format!("kcache-{}{}", name_suffix(), name_suffix()));
+        config.token.get_or_insert_with(|| {
+            format!(
+                "kcache-{}",
+                Alphanumeric.sample_string(&mut rand::rng(), 10)
+            )
+        });
         let server = TestServer::start(config).await?;
         let dir = tempfile::tempdir().map_err(|e| Error::Kubeconfig {
             path: PathBuf::new(),
@@ -249,4 +250,44 @@ impl TestCluster {
 /// Whether a ServiceAccount lists a Secret (false for any other object).
 fn has_secrets(obj: &serde_json::Value) -> bool {
     obj["secrets"].as_array().is_some_and(|s| !s.is_empty())
+}
+
+/// PEM text of DER certificates (what [`TestCluster::ca_pem`] hands out for a real cluster).
+fn pem_certificates(certs: &[rustls_pki_types::CertificateDer<'static>]) -> String {
+    let mut out = String::new();
+    for cert in certs {
+        out.push_str("-----BEGIN CERTIFICATE-----\n");
+        let b64 = STANDARD.encode(cert.as_ref());
+        for line in b64.as_bytes().chunks(64) {
+            out.push_str(&String::from_utf8_lossy(line));
+            out.push('\n');
+        }
+        out.push_str("-----END CERTIFICATE-----\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::CertificateDer;
+
+    use super::*;
+
+    /// A real cluster's CA comes back from kcache-transport as DER; handed out as PEM it is the
+    /// text the server wrote.
+    #[tokio::test]
+    async fn pem_of_der_is_the_pem_read() {
+        let config = ServerConfig {
+            tls: true,
+            ..ServerConfig::default()
+        };
+        let server = TestServer::start(config).await.unwrap();
+        let pem = server.ca_pem().unwrap().replace("\r\n", "\n");
+        let der: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(der.len(), 1);
+        assert_eq!(pem_certificates(&der), pem);
+    }
 }

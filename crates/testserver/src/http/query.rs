@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use crate::responses::ApiError;
+use crate::http::responses::ApiError;
 
 /// The decoded query parameters, every value of each name in order.
 #[derive(Debug, Default, Clone)]

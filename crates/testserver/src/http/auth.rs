@@ -2,7 +2,7 @@
 
 use http::{header, HeaderMap};
 
-use crate::responses::ApiError;
+use crate::http::responses::ApiError;
 
 /// Accepts the request if no token is configured or it carries `Authorization: Bearer <token>`.
 pub(crate) fn check(token: Option<&str>, headers: &HeaderMap) -> Result<(), ApiError> {

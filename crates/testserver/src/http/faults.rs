@@ -5,7 +5,7 @@ use std::time::Duration;
 use kcache_core::{Status, StatusDetails};
 use parking_lot::Mutex;
 
-use crate::responses::ApiError;
+use crate::http::responses::ApiError;
 
 /// A request's verb, as the API server's authorizer names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
