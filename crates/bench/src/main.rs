@@ -8,6 +8,7 @@
 mod account;
 mod client;
 mod configmaps;
+mod controller;
 mod fifo;
 mod heap;
 mod informer;
@@ -56,6 +57,9 @@ enum Scenario {
     Informer(informer::Args),
     /// Many small informers in one process: sync, then threads, idle CPU and peak RSS.
     Many(many::Args),
+    /// A kcache-controller controller over one namespace's ConfigMaps: initial reconcile, then
+    /// the latency of N patches.
+    Controller(controller::Args),
     /// Creates ConfigMaps `bench-{i}` (about 300 bytes of data each) for `informer`.
     Seed(configmaps::SeedArgs),
     /// Modifies the seeded ConfigMaps N times, for `informer --expect-updates N`.
@@ -83,7 +87,9 @@ impl Storage {
 fn main() {
     let cli = Cli::parse();
     let wanted = cli.allocator.unwrap_or(match cli.scenario {
-        Scenario::Informer(_) | Scenario::Many(_) => heap::Allocator::System,
+        Scenario::Informer(_) | Scenario::Many(_) | Scenario::Controller(_) => {
+            heap::Allocator::System
+        }
         _ => heap::Allocator::Mimalloc,
     });
     if wanted != heap::Allocator::current() {
@@ -99,6 +105,7 @@ fn main() {
         Scenario::TypedRead(args) => typed_read::run(args),
         Scenario::Informer(args) => informer::run(args),
         Scenario::Many(args) => many::run(args),
+        Scenario::Controller(args) => controller::run(args),
         Scenario::Seed(args) => configmaps::seed(args),
         Scenario::Churn(args) => configmaps::churn(args),
     }

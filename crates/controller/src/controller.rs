@@ -662,3 +662,61 @@ impl Runnable for ControllerRunnable {
         (self.start)(shutdown)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kcache_core::{DynamicObject, ObjectMeta};
+    use kcache_informer::ResourceEventHandler;
+    use kcache_workqueue::BucketRateLimiter;
+
+    fn obj(name: &str, rv: &str) -> Arc<DynamicObject> {
+        Arc::new(DynamicObject {
+            metadata: ObjectMeta {
+                name: name.into(),
+                namespace: Some("ns".into()),
+                resource_version: Some(rv.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    async fn order(priority: bool) -> Vec<String> {
+        let queue = RateLimitingQueue::wrap(
+            Queue::with_ordering(ByPriority::default(), QueueConfig::default()),
+            BucketRateLimiter::default(),
+        );
+        let enqueue = Enqueue {
+            queue: queue.clone(),
+            debounce: Duration::ZERO,
+            priority,
+        };
+        let h = primary_handler::<DynamicObject>(enqueue, Vec::new(), None);
+        ResourceEventHandler::on_add(&h, &obj("initial-1", "1"), true);
+        ResourceEventHandler::on_add(&h, &obj("initial-2", "1"), true);
+        ResourceEventHandler::on_update(&h, &obj("resync", "1"), &obj("resync", "1"));
+        ResourceEventHandler::on_add(&h, &obj("created", "2"), false);
+        ResourceEventHandler::on_update(&h, &obj("changed", "1"), &obj("changed", "3"));
+        let mut out = Vec::new();
+        while !queue.is_empty() {
+            let r = queue.get().await.unwrap();
+            out.push(r.name().to_string());
+            queue.done(&r);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn initial_list_and_resyncs_go_behind_real_changes() {
+        assert_eq!(
+            order(true).await,
+            ["created", "changed", "initial-1", "initial-2", "resync"]
+        );
+        assert_eq!(
+            order(false).await,
+            ["initial-1", "initial-2", "resync", "created", "changed"],
+            "priority off: one FIFO"
+        );
+    }
+}

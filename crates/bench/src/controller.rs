@@ -1,0 +1,261 @@
+//! The `controller` scenario (see the crate README and BENCHMARKS.md): a kcache-controller
+//! `Controller` over the ConfigMaps of one namespace with `workers` concurrency, whose reconcile
+//! records when it first saw each (name, `kcache-bench-seq` label value) on the object it read from
+//! the cache, and awaits the next change. The same workload and JSON fields as `cgbench -scenario
+//! controller`, `krbench controller` and `crbench -scenario controller`:
+//!  1. a plain list of the namespace's names (pages of 500, metadata only) before the clock;
+//!  2. `initial_reconcile_seconds`: controller start until every listed object was reconciled once;
+//!  3. `updates` merge patches, one at a time, each awaited, round-robin, setting
+//!     `metadata.labels.kcache-bench-seq=<run start unix seconds>-<i>`; latency = first reconcile
+//!     seeing the value − the patch call's return (`latency_req`: − just before the request);
+//!     up to 30 s for stragglers, counted in `missed`; nearest-rank percentiles.
+//!
+//! The controller caches compactly by default (`--storage compact`, the runtime's default).
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcache_controller::{Action, Controller, DefaultErrorPolicy};
+use kcache_core::ListParams;
+use kcache_informer::{FactoryOptions, SharedInformerFactory};
+use kcache_transport::{Api, Patch, PatchParams};
+use parking_lot::Mutex;
+use serde_json::json;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::report::emit;
+use crate::Storage;
+
+const SEQ_LABEL: &str = "kcache-bench-seq";
+
+/// Flags, as cgbench's.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The kubeconfig of the server.
+    #[arg(long)]
+    kubeconfig: PathBuf,
+    /// The namespace whose ConfigMaps the controller reconciles.
+    #[arg(long, default_value = "bench")]
+    namespace: String,
+    /// Concurrent reconciles.
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
+    /// Merge patches after the initial reconcile.
+    #[arg(long, default_value_t = 1000)]
+    updates: usize,
+    /// Overall limit, as a Go duration (`90s`, `10m`) or seconds.
+    #[arg(long, default_value = "10m", value_parser = crate::informer::parse_duration)]
+    timeout: Duration,
+    /// What the controller's cache keeps.
+    #[arg(long, value_enum, default_value = "compact")]
+    storage: Storage,
+}
+
+/// What reconciles saw.
+struct Seen {
+    inner: Mutex<SeenInner>,
+    reconciles: AtomicU64,
+    init_done: Notify,
+}
+
+struct SeenInner {
+    /// name + '\0' + label value → first reconcile that saw it.
+    first: HashMap<String, Instant>,
+    /// Initially listed names not reconciled yet.
+    pending: HashSet<String>,
+}
+
+impl Seen {
+    fn saw(&self, name: &str, val: &str, now: Instant) {
+        let mut g = self.inner.lock();
+        g.first.entry(format!("{name}\0{val}")).or_insert(now);
+        if g.pending.remove(name) && g.pending.is_empty() {
+            self.init_done.notify_one();
+        }
+    }
+
+    fn lookup(&self, name: &str, val: &str) -> Option<Instant> {
+        self.inner
+            .lock()
+            .first
+            .get(&format!("{name}\0{val}"))
+            .copied()
+    }
+}
+
+async fn reconcile(cm: Arc<ConfigMap>, seen: Arc<Seen>) -> Result<Action, Infallible> {
+    let now = Instant::now();
+    seen.reconciles.fetch_add(1, Ordering::Relaxed);
+    let name = cm.metadata.name.as_deref().unwrap_or("");
+    let labels = cm.metadata.labels.as_ref();
+    let val = labels
+        .and_then(|l| l.get(SEQ_LABEL))
+        .map_or("", String::as_str);
+    seen.saw(name, val, now);
+    Ok(Action::await_change())
+}
+
+pub fn run(args: Args) {
+    crate::heap::release_freed_memory_promptly();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async {
+        match tokio::time::timeout(args.timeout, scenario(&args)).await {
+            Ok(fields) => emit("controller", fields),
+            Err(_) => {
+                eprintln!(
+                    "kcache-bench: controller: timed out after {:?}",
+                    args.timeout
+                );
+                std::process::exit(1);
+            }
+        }
+    });
+}
+
+/// The names of the namespace's ConfigMaps, by a paginated metadata-only list.
+async fn list_names(api: &Api<ConfigMap>) -> Vec<String> {
+    let meta = api.clone().into_metadata();
+    let mut names = Vec::new();
+    let mut params = ListParams {
+        limit: Some(500),
+        ..Default::default()
+    };
+    loop {
+        let page = meta.list(&params).await.unwrap_or_else(|e| {
+            eprintln!("kcache-bench: list: {}", kcache_core::ErrorChain(&e));
+            std::process::exit(1)
+        });
+        names.extend(page.items.iter().map(|m| m.metadata.name.clone()));
+        match page.continue_token() {
+            Some(c) => params.continue_token = Some(c.to_string()),
+            None => return names,
+        }
+    }
+}
+
+fn ms_between(later: Instant, earlier: Instant) -> f64 {
+    if later >= earlier {
+        (later - earlier).as_secs_f64() * 1e3
+    } else {
+        -(earlier - later).as_secs_f64() * 1e3
+    }
+}
+
+/// Nearest rank over sorted values.
+fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    let i = ((p * sorted.len() as f64).ceil() as usize).max(1) - 1;
+    Some(sorted[i.min(sorted.len() - 1)])
+}
+
+async fn scenario(args: &Args) -> serde_json::Value {
+    let client = crate::client::from_kubeconfig(&args.kubeconfig);
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &args.namespace);
+    let names = list_names(&api).await;
+    let seen = Arc::new(Seen {
+        inner: Mutex::new(SeenInner {
+            first: HashMap::with_capacity(names.len() + args.updates),
+            pending: names.iter().cloned().collect(),
+        }),
+        reconciles: AtomicU64::new(0),
+        init_done: Notify::new(),
+    });
+    if names.is_empty() {
+        seen.init_done.notify_one();
+    }
+
+    let start = Instant::now();
+    let options = FactoryOptions {
+        namespace: Some(args.namespace.clone()),
+        ..Default::default()
+    };
+    let factory = Arc::new(SharedInformerFactory::new(client, options));
+    let storage = match args.storage {
+        Storage::Compact => kcache_controller::Storage::Compact,
+        Storage::Plain => kcache_controller::Storage::Plain,
+    };
+    let stop = CancellationToken::new();
+    let controller = Controller::for_with_storage::<ConfigMap>(&factory, storage)
+        .named("kcache-bench")
+        .concurrency(args.workers)
+        .shutdown_on(stop.clone());
+    let task = tokio::spawn(controller.run(reconcile, DefaultErrorPolicy, seen.clone()));
+    seen.init_done.notified().await;
+    let initial = start.elapsed().as_secs_f64();
+    eprintln!("RECONCILED");
+
+    let run = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let val = |i: usize| format!("{run}-{i}");
+    let pp = PatchParams::default();
+    let n = names.len();
+    let updates = if n == 0 { 0 } else { args.updates };
+    let (mut issued, mut sent) = (Vec::with_capacity(updates), Vec::with_capacity(updates));
+    let t0 = Instant::now();
+    for i in 0..updates {
+        let patch = json!({"metadata": {"labels": {SEQ_LABEL: val(i)}}});
+        issued.push(Instant::now());
+        if let Err(e) = api.patch(&names[i % n], &pp, &Patch::Merge(&patch)).await {
+            eprintln!("kcache-bench: patch: {}", kcache_core::ErrorChain(&e));
+            std::process::exit(1);
+        }
+        sent.push(Instant::now());
+    }
+    let patch_seconds = t0.elapsed().as_secs_f64();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (mut lat, mut lat_req, mut missed) = (Vec::new(), Vec::new(), 0usize);
+        for i in 0..sent.len() {
+            match seen.lookup(&names[i % n], &val(i)) {
+                Some(t) => {
+                    lat.push(ms_between(t, sent[i]));
+                    lat_req.push(ms_between(t, issued[i]));
+                }
+                None => missed += 1,
+            }
+        }
+        if missed == 0 || Instant::now() > deadline {
+            lat.sort_by(f64::total_cmp);
+            lat_req.sort_by(f64::total_cmp);
+            let fields = json!({
+                "objects": n, "workers": args.workers, "updates": args.updates,
+                "initial_reconcile_seconds": initial, "patch_seconds": patch_seconds,
+                "latency_p50_ms": percentile(&lat, 0.50), "latency_p99_ms": percentile(&lat, 0.99),
+                "latency_req_p50_ms": percentile(&lat_req, 0.50),
+                "latency_req_p99_ms": percentile(&lat_req, 0.99),
+                "missed": missed, "reconciles": seen.reconciles.load(Ordering::Relaxed),
+                "storage": args.storage.name(),
+            });
+            stop.cancel();
+            let _ = task.await;
+            factory.shutdown().await;
+            return fields;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&v, 0.5), Some(2.0));
+        assert_eq!(percentile(&v, 0.99), Some(4.0));
+        assert_eq!(percentile(&[], 0.5), None);
+    }
+}
