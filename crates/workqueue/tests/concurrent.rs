@@ -175,3 +175,81 @@ async fn async_get_futures_are_send_for_borrowed_item_types() {
     drain.await.unwrap();
     assert_eq!(get.await.unwrap(), None);
 }
+
+/// Waits (bounded) until `cond` holds; the bound only turns a hang into a failure.
+fn wait_until(what: &str, cond: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !cond() {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        thread::yield_now();
+    }
+}
+
+/// The producer wakes one parked worker per burst; the woken worker passes the turn on while
+/// items wait. Every parked worker must still get an item: each one holds its item until all
+/// `WORKERS` items are held at once, which only happens if every worker was woken.
+#[test]
+fn a_burst_wakes_every_parked_worker() {
+    const WORKERS: usize = 4;
+    let q = Queue::<usize>::new();
+    let holding = Arc::new(AtomicU64::new(0));
+    for round in 0..20 {
+        let handles: Vec<_> = (0..WORKERS)
+            .map(|_| {
+                let (q, holding) = (q.clone(), holding.clone());
+                thread::spawn(move || {
+                    let item = q.get_blocking().expect("an item");
+                    holding.fetch_add(1, Ordering::SeqCst);
+                    wait_until("every worker holds an item", || {
+                        holding.load(Ordering::SeqCst) >= (round + 1) * WORKERS as u64
+                    });
+                    q.done(&item);
+                })
+            })
+            .collect();
+        wait_until("every worker parked", || q.waiting_getters() == WORKERS);
+        for i in 0..WORKERS {
+            q.add(round as usize * WORKERS + i);
+        }
+        handles.into_iter().for_each(|h| h.join().unwrap());
+    }
+    assert!(q.is_empty());
+}
+
+/// Bursts of adds, each after every worker has parked, so every burst starts with the producer
+/// waking a parked worker and the workers passing the turn on: every key added is processed
+/// after its last add, and the queue ends empty.
+#[test]
+fn bursts_after_parking_lose_no_add() {
+    for seed in 1..=4 {
+        let workers = 1 + seed as usize % 4;
+        let q = Queue::<usize>::new();
+        let t = Tracker::new();
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let (q, t) = (q.clone(), t.clone());
+                thread::spawn(move || {
+                    while let Some(item) = q.get_blocking() {
+                        t.start(item);
+                        t.finish(&q, item);
+                    }
+                })
+            })
+            .collect();
+        let mut next = rng(seed);
+        for _ in 0..200 {
+            wait_until("every worker parked", || {
+                q.waiting_getters() == workers && q.is_empty()
+            });
+            for _ in 0..next() % 50 {
+                t.add(&q, next() as usize % KEYS);
+            }
+        }
+        wait_until("the queue drained", || {
+            q.waiting_getters() == workers && q.is_empty()
+        });
+        q.shut_down();
+        handles.into_iter().for_each(|h| h.join().unwrap());
+        t.check();
+    }
+}

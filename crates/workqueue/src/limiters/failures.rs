@@ -1,7 +1,13 @@
 //! Per-item failure counts with a bound on memory (client-go's grow without bound when callers
 //! never `forget`: kubernetes PR #138743).
+//!
+//! The eviction order is a queue of (stamp, item), one entry per recorded failure, oldest first;
+//! an entry whose stamp is no longer its item's last is stale and skipped. A failure then costs
+//! one map update and one push, with no tree to rebalance or node to allocate under the lock that
+//! every `add_rate_limited` and `forget` takes; stale entries are swept out once they outnumber
+//! the live ones, so the queue stays within twice the tracked items plus a constant.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -26,8 +32,9 @@ pub(crate) struct Failures<T> {
 struct Tracked<T> {
     /// item → (failures, stamp of its last failure)
     counts: HashMap<T, (u32, u64), Hasher>,
-    /// stamp → item, oldest failure first: the eviction order.
-    by_age: BTreeMap<u64, T>,
+    /// (stamp, item) per recorded failure, oldest first: the eviction order. An entry is live
+    /// while its stamp is the item's last in `counts`.
+    by_age: VecDeque<(u64, T)>,
     clock: u64,
 }
 
@@ -36,7 +43,7 @@ impl<T: Hash + Eq + Clone> Failures<T> {
         Failures {
             inner: Mutex::new(Tracked {
                 counts: HashMap::with_hasher(Hasher::new()),
-                by_age: BTreeMap::new(),
+                by_age: VecDeque::new(),
                 clock: 0,
             }),
             len: AtomicUsize::new(0),
@@ -54,25 +61,19 @@ impl<T: Hash + Eq + Clone> Failures<T> {
             Some((count, last)) => {
                 let before = *count;
                 *count = count.saturating_add(1);
-                t.by_age.remove(last);
                 *last = stamp;
                 before
             }
             None => {
                 if t.counts.len() >= self.max {
-                    if let Some((_, oldest)) = t.by_age.pop_first() {
-                        t.counts.remove(&oldest);
-                        tracing::debug!(
-                            max = self.max,
-                            "rate limiter memory full: forgot the least recently failed item"
-                        );
-                    }
+                    t.evict_oldest();
                 }
                 t.counts.insert(item.clone(), (1, stamp));
                 0
             }
         };
-        t.by_age.insert(stamp, item.clone());
+        t.by_age.push_back((stamp, item.clone()));
+        t.sweep_if_stale();
         self.len.store(t.counts.len(), Ordering::Release);
         before
     }
@@ -89,14 +90,45 @@ impl<T: Hash + Eq + Clone> Failures<T> {
             return;
         }
         let mut t = self.inner.lock();
-        if let Some((_, stamp)) = t.counts.remove(item) {
-            t.by_age.remove(&stamp);
+        if t.counts.remove(item).is_some() {
+            t.sweep_if_stale();
             self.len.store(t.counts.len(), Ordering::Release);
         }
     }
 
     pub(crate) fn tracked(&self) -> usize {
         self.len.load(Ordering::Acquire)
+    }
+}
+
+impl<T: Hash + Eq> Tracked<T> {
+    /// Whether `(stamp, item)` is the item's last failure.
+    fn live(&self, stamp: u64, item: &T) -> bool {
+        self.counts
+            .get(item)
+            .is_some_and(|&(_, last)| last == stamp)
+    }
+
+    /// Forgets the item whose last failure is the oldest.
+    fn evict_oldest(&mut self) {
+        while let Some((stamp, item)) = self.by_age.pop_front() {
+            if self.live(stamp, &item) {
+                self.counts.remove(&item);
+                tracing::debug!("rate limiter memory full: forgot the least recently failed item");
+                return;
+            }
+        }
+    }
+
+    /// Drops stale entries once they outnumber the live ones (amortized O(1) per failure).
+    fn sweep_if_stale(&mut self) {
+        if self.by_age.len() > 2 * self.counts.len() + 64 {
+            let by_age = std::mem::take(&mut self.by_age);
+            self.by_age = by_age
+                .into_iter()
+                .filter(|(stamp, item)| self.live(*stamp, item))
+                .collect();
+        }
     }
 }
 
@@ -112,12 +144,28 @@ mod tests {
         assert_eq!(f.record(&1), 1); // 2 is now the least recently failed
         assert_eq!(f.record(&3), 0); // evicts 2
         assert_eq!((f.count(&1), f.count(&2), f.count(&3)), (2, 0, 1));
-        let t = f.inner.lock();
-        assert_eq!(t.counts.len(), t.by_age.len());
-        drop(t);
         f.forget(&1);
         f.forget(&3);
         assert_eq!(f.tracked(), 0);
-        assert!(f.inner.lock().by_age.is_empty());
+    }
+
+    #[test]
+    fn stale_entries_are_swept_and_never_evict_a_live_item() {
+        let f = Failures::new(3);
+        for round in 0..1000u32 {
+            assert_eq!(f.record(&1), round, "item 1 keeps counting");
+            f.record(&2);
+            f.forget(&2);
+        }
+        let len = f.inner.lock().by_age.len();
+        assert!(len <= 2 + 64, "stale entries swept: {len} left");
+        // 1's oldest entries are stale: filling the memory evicts 1 (the least recent), not 3.
+        f.record(&3);
+        f.record(&4);
+        f.record(&5);
+        assert_eq!(
+            (f.count(&1), f.count(&3), f.count(&4), f.count(&5)),
+            (0, 1, 1, 1)
+        );
     }
 }
