@@ -12,8 +12,11 @@
 //!   an image, deployed in a kind cluster (default `kcache-e2e`) and checked end to end.
 //! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
 //!   benchmarks); prints the kubeconfig path.
+//! - `discovery-snapshot [--out DIR]`: kube-apiserver 1.20.2's discovery, OpenAPI index and
+//!   bootstrap objects, written as kcache-testserver's reference data.
 //! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
 
+mod discovery_snapshot;
 mod e2e;
 mod envtest;
 mod envtest_up;
@@ -34,9 +37,10 @@ fn main() -> ExitCode {
         Some("e2e") => e2e::run(&args[1..]),
         Some("envtest-up") => envtest_up::run(&args[1..]).map_err(Failure::from),
         Some("soak") => soak::run(&args[1..]).map_err(Failure::from),
+        Some("discovery-snapshot") => discovery_snapshot::run(&args[1..]).map_err(Failure::from),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS] | discovery-snapshot [--out DIR]"
             );
             return ExitCode::from(2);
         }

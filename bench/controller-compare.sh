@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The `controller` scenario against all three peers in one run: kcache-bench (kcache-controller),
+# cgbench (client-go's workqueue pattern), krbench (kube-runtime) and crbench (controller-runtime),
+# alternated round by round on the same server, then medians per implementation and kcache's
+# ratios to the best peer (shared/BENCHMARKS.md, section "controller").
+#
+#   usage: bench/controller-compare.sh KUBECONFIG [ROUNDS] [NAMESPACE]
+#
+# The server must hold the namespace's ConfigMaps already (`kcache-bench seed --kubeconfig F
+# --configmaps 10000 --namespace bench`). Binaries: KCACHE_BENCH (default: the bench-release build
+# in target/), CGBENCH, KRBENCH, CRBENCH (default: where shared/bench's build scripts put them).
+# Every JSON line is kept in $OUT (default: a new temp file), whose path is printed first.
+set -euo pipefail
+kc=${1:?usage: controller-compare.sh KUBECONFIG [ROUNDS] [NAMESPACE]}
+rounds=${2:-5}
+ns=${3:-bench}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=$HOME/.cache/kcache-envtest
+kcache=${KCACHE_BENCH:-$root/target/bench-release/kcache-bench}
+[ -x "$kcache" ] || kcache=$root/target/release/kcache-bench
+cg=${CGBENCH:-$cache/cgbench}
+kr=${KRBENCH:-$cache/krbench-target/release/krbench}
+cr=${CRBENCH:-$cache/crbench}
+out=${OUT:-$(mktemp /tmp/controller-compare.XXXXXX.jsonl)}
+echo "lines: $out" >&2
+for bin in "$kcache" "$cg" "$kr" "$cr"; do
+  [ -x "$bin" ] || { echo "missing binary: $bin" >&2; exit 2; }
+done
+run() { # name, command...: keeps the command's last line (its JSON), tagged with the name
+  local name=$1; shift
+  local line
+  line=$("$@" 2>/dev/null | tail -n 1)
+  printf '{"run_as":"%s","line":%s}\n' "$name" "$line" >>"$out"
+  echo "$name: $line" >&2
+}
+for r in $(seq 1 "$rounds"); do
+  echo "round $r/$rounds" >&2
+  run kcache "$kcache" controller --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000
+  run client-go "$cg" -scenario controller -kubeconfig "$kc" -namespace "$ns" -workers 2 -updates 1000
+  run kube-runtime "$kr" controller --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000
+  run controller-runtime "$cr" -scenario controller -kubeconfig "$kc" -namespace "$ns" -workers 2 -updates 1000
+done
+python3 - "$out" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+fields = ["initial_reconcile_seconds", "peak_rss_bytes", "latency_req_p50_ms", "latency_req_p99_ms",
+          "latency_p50_ms", "latency_p99_ms", "missed", "reconciles", "patch_seconds"]
+by = {}
+for r in rows:
+    by.setdefault(r["run_as"], []).append(r["line"])
+med = {name: {f: statistics.median(float(l[f]) for l in lines) for f in fields} for name, lines in by.items()}
+print("%-20s %s" % ("median of %d rounds" % max(len(v) for v in by.values()), " ".join("%14s" % f[:14] for f in fields)))
+for name, m in med.items():
+    print("%-20s %s" % (name, " ".join("%14.4g" % m[f] for f in fields)))
+peers = [n for n in med if n != "kcache"]
+targets = [("initial_reconcile_seconds", 0.5), ("peak_rss_bytes", 0.4),
+           ("latency_req_p50_ms", 0.8), ("latency_req_p99_ms", 1.0)]
+for f, target in targets:
+    best = min(peers, key=lambda n: med[n][f])
+    ratio = med["kcache"][f] / med[best][f] if med[best][f] else float("inf")
+    print("%-26s kcache %.4g / best %s %.4g = %.3fx (target <= %.1fx) %s" % (
+        f, med["kcache"][f], best, med[best][f], ratio, target, "ok" if ratio <= target else "MISSED"))
+print("missed (kcache, every round):", [l["missed"] for l in by["kcache"]])
+PY
