@@ -9,6 +9,7 @@ mod apply;
 mod cluster_resources;
 mod conformance;
 mod conformance_wire;
+mod discovery;
 mod faults;
 mod kubectl;
 mod scale;
