@@ -306,4 +306,3 @@ pub(crate) fn namespaces() -> ApiResource {
         namespaced: false,
     }
 }
-

@@ -10,6 +10,7 @@ mod cluster_resources;
 mod conformance;
 mod conformance_wire;
 mod discovery;
+mod every_resource;
 mod faults;
 mod kubectl;
 mod scale;

@@ -46,7 +46,10 @@ fn builtin_groups() -> &'static [Value] {
     GROUPS.get_or_init(|| {
         let docs: Value = serde_json::from_str(crate::resources::builtin::DISCOVERY_JSON)
             .expect("the embedded discovery.json is valid JSON");
-        docs["/apis"]["groups"].as_array().cloned().unwrap_or_default()
+        docs["/apis"]["groups"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     })
 }
 
@@ -56,7 +59,10 @@ fn groups(state: &ServerState) -> Vec<Value> {
     let mut docs: Vec<Value> = builtin_groups().to_vec();
     let mut custom: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for r in state.resources.all().iter().filter(|r| !r.builtin) {
-        if builtin_groups().iter().any(|g| g["name"] == r.api.group.as_str()) {
+        if builtin_groups()
+            .iter()
+            .any(|g| g["name"] == r.api.group.as_str())
+        {
             continue;
         }
         let versions = custom.entry(r.api.group.clone()).or_default();

@@ -27,8 +27,14 @@ const WITH_GENERATION: &[(&str, &str)] = &[
     ("batch", "jobs"),
     ("batch", "cronjobs"),
     ("apiextensions.k8s.io", "customresourcedefinitions"),
-    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
-    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    (
+        "admissionregistration.k8s.io",
+        "mutatingwebhookconfigurations",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+    ),
     ("networking.k8s.io", "ingresses"),
     ("networking.k8s.io", "ingressclasses"),
     ("networking.k8s.io", "networkpolicies"),
@@ -36,7 +42,10 @@ const WITH_GENERATION: &[(&str, &str)] = &[
     ("policy", "poddisruptionbudgets"),
     ("scheduling.k8s.io", "priorityclasses"),
     ("flowcontrol.apiserver.k8s.io", "flowschemas"),
-    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "prioritylevelconfigurations",
+    ),
 ];
 
 /// Resources whose registries answer DELETE with the deleted object (`ReturnDeletedObject`,

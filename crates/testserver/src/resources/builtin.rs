@@ -61,7 +61,12 @@ fn row(group: &str, version: &str, main: &Value, subs: &[&Value]) -> ResourceInf
     let plural = main["name"].as_str().unwrap_or_default();
     let names: Vec<String> = subs
         .iter()
-        .filter_map(|s| s["name"].as_str()?.split_once('/').map(|(_, n)| n.to_string()))
+        .filter_map(|s| {
+            s["name"]
+                .as_str()?
+                .split_once('/')
+                .map(|(_, n)| n.to_string())
+        })
         .collect();
     let has = |n: &str| names.iter().any(|x| x == n);
     let b = behaviour(group, plural);

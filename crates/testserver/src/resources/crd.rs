@@ -64,7 +64,10 @@ pub(super) fn resources(crd: &Value) -> Vec<ResourceInfo> {
                     scale: scale_paths(&v["subresources"]["scale"]),
                     approval: false,
                     token: false,
-                    names: v["subresources"].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default(),
+                    names: v["subresources"]
+                        .as_object()
+                        .map(|m| m.keys().cloned().collect())
+                        .unwrap_or_default(),
                 },
                 returns_deleted_object: true,
                 has_generation: true,

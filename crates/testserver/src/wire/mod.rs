@@ -250,8 +250,14 @@ mod tests {
         ("", "PodTemplate"),
         ("", "ReplicationController"),
         ("", "ResourceQuota"),
-        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+        (
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration",
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration",
+        ),
         ("apps", "ControllerRevision"),
         ("apps", "DaemonSet"),
         ("authorization.k8s.io", "LocalSubjectAccessReview"),
