@@ -120,7 +120,7 @@ mod tests {
         let rows = builtins();
         assert_eq!(
             rows.iter()
-                .filter(|r| r.api.group == "" && r.api.version == "v1")
+                .filter(|r| r.api.group.is_empty() && r.api.version == "v1")
                 .count(),
             17
         );
