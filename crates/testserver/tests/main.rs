@@ -5,6 +5,7 @@
 
 mod common;
 
+mod api_answers;
 mod apply;
 mod cluster_resources;
 mod conformance;

@@ -1,10 +1,10 @@
 //! The subresources of pods (and `bindings`) that reach a kubelet or the scheduler's place:
 //! `binding` and `bindings` assign a pod to a node, `eviction` deletes it (no disruption
 //! budget is consulted), and the streaming ones answer as the real server does for a pod on no
-//! node (`exec`, `attach`, `portforward`: 400 "does not have a host assigned"; `log`: an empty
-//! log; `proxy`: 400 "address not allowed"), as envtest's kube-apiserver answers them.
+//! node (`exec`, `attach`, `portforward`: 400 "does not have a host assigned"; `log`: 204, no
+//! content; `proxy`: 400 "address not allowed"), as envtest's kube-apiserver answers them.
 
-use http::{header, Response, StatusCode};
+use http::{Response, StatusCode};
 use serde_json::{json, Value};
 
 use super::write::{parse_object, update_stored};
@@ -91,9 +91,9 @@ pub(crate) fn unscheduled(state: &ServerState, t: &Target, sub: &str) -> ApiResu
     let name = t.name.clone().unwrap_or_default();
     pod(state, t, &name)?;
     match sub {
+        // No log stream to copy: the real server answers No Content.
         "log" => Ok(Response::builder()
-            .status(StatusCode::OK)
-            .header(header::CONTENT_TYPE, "text/plain")
+            .status(StatusCode::NO_CONTENT)
             .body(full(""))
             .expect("static headers are valid")),
         "proxy" => Err(ApiError::bad_request("address not allowed")),
