@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod bootstrap;
 mod config;
 mod error;
 mod fieldmanager;

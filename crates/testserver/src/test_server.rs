@@ -57,8 +57,9 @@ impl std::fmt::Debug for TestServer {
 }
 
 impl TestServer {
-    /// Starts a server with `config`, the default namespaces (`default`, `kube-system`,
-    /// `kube-public`, `kube-node-lease`) and the `default/kubernetes` Service.
+    /// Starts a server with `config` holding what a fresh kube-apiserver 1.20.2 holds: the
+    /// default namespaces, RBAC roles and bindings, PriorityClasses, FlowSchemas,
+    /// PriorityLevelConfigurations and the `default/kubernetes` Service.
     pub async fn start(config: ServerConfig) -> Result<TestServer, Error> {
         let want = SocketAddr::from((Ipv4Addr::LOCALHOST, config.port));
         let listener = TcpListener::bind(want)
@@ -81,18 +82,20 @@ impl TestServer {
             ca_pem,
             listening: Mutex::new(None),
         };
-        for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
-            server
-                .create_as(
-                    &namespaces(),
-                    serde_json::json!({"metadata": {"name": ns}}),
-                    SELF_MANAGER,
+        for object in crate::bootstrap::objects(addr.port()) {
+            let resource = server
+                .state
+                .resources
+                .by_kind(
+                    object["apiVersion"].as_str().unwrap_or_default(),
+                    object["kind"].as_str().unwrap_or_default(),
                 )
+                .map(|r| r.api.clone())
+                .ok_or_else(|| Error::Request(format!("bootstrap object not served: {object}")))?;
+            server
+                .create_as(&resource, object, SELF_MANAGER)
                 .map_err(|s| Error::Request(s.to_string()))?;
         }
-        server
-            .create_as(&services(), kubernetes_service(addr.port()), SELF_MANAGER)
-            .map_err(|s| Error::Request(s.to_string()))?;
         server.listen(listener);
         Ok(server)
     }
@@ -302,23 +305,4 @@ pub(crate) fn namespaces() -> ApiResource {
         plural: "namespaces".into(),
         namespaced: false,
     }
-}
-
-fn services() -> ApiResource {
-    ApiResource {
-        group: String::new(),
-        version: "v1".into(),
-        kind: "Service".into(),
-        plural: "services".into(),
-        namespaced: true,
-    }
-}
-
-/// The `default/kubernetes` Service kube-apiserver creates for itself, targeting its own port
-/// (envtest's service range is 10.0.0.0/24, so its first address).
-fn kubernetes_service(port: u16) -> Value {
-    serde_json::json!({"apiVersion": "v1", "kind": "Service",
-        "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}],
-                 "clusterIP": "10.0.0.1", "clusterIPs": ["10.0.0.1"], "type": "ClusterIP", "sessionAffinity": "None"}})
 }

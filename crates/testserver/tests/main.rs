@@ -5,10 +5,13 @@
 
 mod common;
 
+mod api_answers;
 mod apply;
 mod cluster_resources;
 mod conformance;
 mod conformance_wire;
+mod discovery;
+mod every_resource;
 mod faults;
 mod kubectl;
 mod scale;

@@ -183,11 +183,7 @@ fn delete_one(
             }
             _ => {}
         }
-        // Like the real registry: most built-ins answer a Status, pods and custom resources
-        // (and namespaces) the deleted object.
-        let returns_object =
-            matches!(res.api.plural.as_str(), "pods" | "namespaces") || !res.builtin;
-        if returns_object {
+        if res.returns_deleted_object {
             return Ok(gone.value());
         }
         let mut details =

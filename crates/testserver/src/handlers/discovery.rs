@@ -1,6 +1,7 @@
 //! Discovery documents (`/api`, `/apis`, resource lists) and `/version`, enough for kubectl.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use http::StatusCode;
 use serde_json::{json, Value};
@@ -38,21 +39,39 @@ pub(crate) fn core_versions(state: &ServerState) -> ApiResult {
     ))
 }
 
-/// Served versions of each non-core group, in table order.
-fn groups(state: &ServerState) -> BTreeMap<String, Vec<String>> {
-    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for r in state
-        .resources
-        .all()
-        .iter()
-        .filter(|r| !r.api.group.is_empty())
-    {
-        let versions = groups.entry(r.api.group.clone()).or_default();
+/// The real server's `/apis` groups, in its order (by group priority), with their versions
+/// and preferred versions.
+fn builtin_groups() -> &'static [Value] {
+    static GROUPS: OnceLock<Vec<Value>> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let docs: Value = serde_json::from_str(crate::resources::builtin::DISCOVERY_JSON)
+            .expect("the embedded discovery.json is valid JSON");
+        docs["/apis"]["groups"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    })
+}
+
+/// Every served group's document: the built-in groups as the real server lists them, then the
+/// groups CRDs add (their versions in table order, the first preferred).
+fn groups(state: &ServerState) -> Vec<Value> {
+    let mut docs: Vec<Value> = builtin_groups().to_vec();
+    let mut custom: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in state.resources.all().iter().filter(|r| !r.builtin) {
+        if builtin_groups()
+            .iter()
+            .any(|g| g["name"] == r.api.group.as_str())
+        {
+            continue;
+        }
+        let versions = custom.entry(r.api.group.clone()).or_default();
         if !versions.contains(&r.api.version) {
             versions.push(r.api.version.clone());
         }
     }
-    groups
+    docs.extend(custom.iter().map(|(g, v)| group_doc(g, v)));
+    docs
 }
 
 fn group_doc(name: &str, versions: &[String]) -> Value {
@@ -65,7 +84,7 @@ fn group_doc(name: &str, versions: &[String]) -> Value {
 
 /// `/apis`.
 pub(crate) fn group_list(state: &ServerState) -> ApiResult {
-    let groups: Vec<Value> = groups(state).iter().map(|(g, v)| group_doc(g, v)).collect();
+    let groups = groups(state);
     Ok(json_value(
         StatusCode::OK,
         &json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}),
@@ -74,17 +93,21 @@ pub(crate) fn group_list(state: &ServerState) -> ApiResult {
 
 /// `/apis/{group}`.
 pub(crate) fn group(state: &ServerState, group: &str) -> ApiResult {
-    let groups = groups(state);
-    let versions = groups.get(group).ok_or_else(ApiError::no_route)?;
-    let mut doc = group_doc(group, versions);
+    let mut doc = groups(state)
+        .into_iter()
+        .find(|g| g["name"] == group)
+        .ok_or_else(ApiError::no_route)?;
     doc["kind"] = json!("APIGroup");
     doc["apiVersion"] = json!("v1");
     Ok(json_value(StatusCode::OK, &doc))
 }
 
 /// A resource's discovery entries: itself, then its subresources by name (as the API server
-/// lists them).
+/// lists them). Built-in resources' entries are the real server's.
 fn resource_doc(r: &ResourceInfo) -> Vec<Value> {
+    if !r.discovery.is_empty() {
+        return r.discovery.clone();
+    }
     let mut main = json!({"name": r.api.plural, "singularName": r.singular, "namespaced": r.api.namespaced,
         "kind": r.api.kind, "verbs": r.verbs});
     if !r.short_names.is_empty() {

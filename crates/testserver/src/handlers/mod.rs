@@ -7,7 +7,9 @@ mod list_body;
 pub(crate) mod meta;
 mod options;
 mod patch;
+mod pod_subresources;
 mod read;
+mod reviews;
 mod scale;
 mod strategic;
 mod token;
@@ -139,7 +141,29 @@ pub(crate) async fn dispatch(
             return token::token_request(state, &target, &body, &manager)
         }
         (None, Special::TokenReview, Some(Verb::Create)) => {
-            return token::token_review(state, &body, &manager)
+            return token::token_review(state, &target.res, &body, &manager)
+        }
+        (None, Special::AccessReview, Some(Verb::Create)) => {
+            return reviews::access_review(&target, &body, &manager)
+        }
+        (None, Special::Binding, Some(Verb::Create)) if target.namespace.is_some() => {
+            return pod_subresources::bind(state, &target, &body)
+        }
+        (Some("binding"), _, Some(Verb::Create)) if plain && res.subresources.has("binding") => {
+            return pod_subresources::bind(state, &target, &body)
+        }
+        (Some("eviction"), _, Some(Verb::Create)) if plain && res.subresources.has("eviction") => {
+            return pod_subresources::evict(state, &target, query, &body)
+        }
+        (Some(s @ ("exec" | "attach" | "portforward")), _, Some(Verb::Get | Verb::Create))
+        | (Some(s @ "log"), _, Some(Verb::Get))
+        | (Some(s @ "proxy"), _, Some(_))
+            if plain && res.api.plural == "pods" && res.subresources.has(s) =>
+        {
+            return pod_subresources::unscheduled(state, &target, s)
+        }
+        (None, Special::ApiService, Some(Verb::Create)) => {
+            return views::create_api_service(state, &target, &body)
         }
         (
             None,

@@ -13,6 +13,7 @@ use crate::fieldmanager::record_request;
 use crate::handlers::meta::rfc3339;
 use crate::http::responses::{json_value, ApiError, ApiResult};
 use crate::http::tokens::{Issued, ISSUER};
+use crate::resources::ResourceInfo;
 use crate::state::ServerState;
 
 /// The default and the bounds of `spec.expirationSeconds`.
@@ -110,10 +111,16 @@ pub(crate) fn token_request(
 
 /// POST `tokenreviews`: authenticates the server's own token and the tokens it issued (while
 /// their service account still exists with the same uid).
-pub(crate) fn token_review(state: &ServerState, body: &[u8], manager: &str) -> ApiResult {
+pub(crate) fn token_review(
+    state: &ServerState,
+    res: &ResourceInfo,
+    body: &[u8],
+    manager: &str,
+) -> ApiResult {
     let mut review = parse_object(body)?;
+    let api_version = res.api.api_version();
     review["metadata"] = json!({});
-    record_request(API_VERSION, &mut review, manager);
+    record_request(&api_version, &mut review, manager);
     let managed = review["metadata"].get_mut("managedFields").map(Value::take);
     let token = review["spec"]["token"].as_str().unwrap_or_default();
     let wanted = string_list(&review["spec"]["audiences"]);
@@ -153,7 +160,7 @@ pub(crate) fn token_review(state: &ServerState, body: &[u8], manager: &str) -> A
         }
     };
     review["kind"] = json!("TokenReview");
-    review["apiVersion"] = json!(API_VERSION);
+    review["apiVersion"] = json!(api_version);
     review["metadata"] = json!({"creationTimestamp": null});
     if let Some(m) = managed {
         review["metadata"]["managedFields"] = m;

@@ -40,6 +40,17 @@ fn is_label(s: &str) -> bool {
         && b[b.len() - 1] != b'-'
 }
 
+/// Why `name` is not a path segment (`path.IsValidPathSegmentName`), if it is not.
+fn path_segment_problem(name: &str) -> Option<String> {
+    if name == "." || name == ".." {
+        return Some(format!("may not be '{name}'"));
+    }
+    ["/", "%"]
+        .iter()
+        .find(|c| name.contains(**c))
+        .map(|c| format!("may not contain '{c}'"))
+}
+
 fn is_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_label)
 }
@@ -56,6 +67,11 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
     } else if res.api.plural == "namespaces" {
         if !is_label(name) {
             causes.push(invalid("metadata.name", name, LABEL_MSG));
+        }
+    } else if res.api.group == "rbac.authorization.k8s.io" {
+        // RBAC names are path segments (`system:controller:...`), as `ValidateRBACName` says.
+        if let Some(why) = path_segment_problem(name) {
+            causes.push(invalid("metadata.name", name, &why));
         }
     } else if !is_subdomain(name) {
         causes.push(invalid("metadata.name", name, SUBDOMAIN_MSG));

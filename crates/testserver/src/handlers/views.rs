@@ -131,3 +131,18 @@ pub(crate) fn get(state: &ServerState, t: &Target, watch: bool) -> ApiResult {
         }
     }
 }
+
+/// POST of an APIService: the local ones are views of what is served, so one that exists is a
+/// conflict (as on the real server); registering another (an aggregated API) is not possible
+/// here.
+pub(crate) fn create_api_service(state: &ServerState, t: &Target, body: &[u8]) -> ApiResult {
+    let obj = super::write::parse_object(body)?;
+    let name = obj["metadata"]["name"].as_str().unwrap_or_default();
+    if api_services(state)
+        .iter()
+        .any(|s| s["metadata"]["name"] == name)
+    {
+        return Err(ApiError::already_exists(&t.res, name));
+    }
+    Err(ApiError::method_not_allowed())
+}

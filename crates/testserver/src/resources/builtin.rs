@@ -1,602 +1,137 @@
-//! The built-in resources, one struct literal each: what discovery says about them (names,
-//! scope, verbs, short names, categories, subresources) and what the server does with them
-//! (generation, field selectors, special handling). A table of data, so it can be generated
-//! from a real server's discovery documents.
+//! The built-in resources, read at start from kube-apiserver 1.20.2's discovery documents
+//! (checked in under `testdata/`, made by `cargo xtask discovery-snapshot`, embedded here):
+//! every group, version and resource with its kind, scope, verbs, short names, categories,
+//! storage version hash and subresources, exactly as the real server lists them. What
+//! discovery does not say (generation, field selectors, special handling) comes from
+//! [`super::behaviour`].
 
-use super::Special;
+use std::collections::BTreeMap;
 
-/// Every verb a stored resource serves (discovery's order).
-pub(super) const STORED_VERBS: &[&str] = &[
-    "create",
-    "delete",
-    "deletecollection",
-    "get",
-    "list",
-    "patch",
-    "update",
-    "watch",
-];
-/// A review: created, answered, never stored.
-const CREATE_ONLY_VERBS: &[&str] = &["create"];
-/// A view the server computes.
-const READ_ONLY_VERBS: &[&str] = &["get", "list"];
+use kcache_core::ApiResource;
+use serde_json::Value;
 
-/// One built-in resource.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct BuiltinResource {
-    /// API group (`""` for core).
-    pub group: &'static str,
-    /// Version within the group.
-    pub version: &'static str,
-    /// Kind of its objects.
-    pub kind: &'static str,
-    /// Plural name: the path segment.
-    pub plural: &'static str,
-    /// Singular name (discovery, kubectl).
-    pub singular: &'static str,
-    /// Namespaced, or cluster-scoped.
-    pub namespaced: bool,
-    /// The verbs discovery lists.
-    pub verbs: &'static [&'static str],
-    /// Short names kubectl accepts.
-    pub short_names: &'static [&'static str],
-    /// Categories (`kubectl get all`).
-    pub categories: &'static [&'static str],
-    /// Its subresources.
-    pub subresources: BuiltinSubresources,
-    /// Whether `metadata.generation` is kept and bumped on changes outside status.
-    pub generation: bool,
-    /// Field paths a field selector may use besides `metadata.name`/`metadata.namespace`.
-    pub field_selectors: &'static [&'static str],
-    /// What it is when not a plain stored object.
-    pub special: Special,
+use super::behaviour::behaviour;
+use super::{ResourceInfo, ScalePaths, Subresources};
+
+/// The real server's discovery: every `/api`, `/api/v1`, `/apis` and `/apis/G/V` document,
+/// keyed by path.
+pub(crate) const DISCOVERY_JSON: &str =
+    include_str!("../../testdata/kube-apiserver-1.20.2/discovery.json");
+
+/// Every built-in resource, one row per group/version/resource.
+pub(super) fn builtins() -> Vec<ResourceInfo> {
+    let docs: BTreeMap<String, Value> =
+        serde_json::from_str(DISCOVERY_JSON).expect("the embedded discovery.json is valid JSON");
+    docs.values()
+        .filter(|doc| doc["kind"] == "APIResourceList")
+        .flat_map(resource_list)
+        .collect()
 }
 
-/// The subresources of a built-in resource.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct BuiltinSubresources {
-    /// `/status`: status written apart; the main resource ignores status writes.
-    pub status: bool,
-    /// `/scale`: an `autoscaling/v1` Scale over `spec.replicas`, `status.replicas` and the
-    /// `spec.selector` label selector (the built-in workloads).
-    pub scale: bool,
-    /// `/approval` (CertificateSigningRequests).
-    pub approval: bool,
-    /// `/token`: TokenRequest (ServiceAccounts).
-    pub token: bool,
+/// The rows of one `APIResourceList`: each resource with the subresource entries that follow
+/// it.
+fn resource_list(doc: &Value) -> Vec<ResourceInfo> {
+    let gv = doc["groupVersion"].as_str().unwrap_or_default();
+    let (group, version) = gv.rsplit_once('/').unwrap_or(("", gv));
+    let entries = doc["resources"].as_array().cloned().unwrap_or_default();
+    entries
+        .iter()
+        .filter(|e| !e["name"].as_str().unwrap_or_default().contains('/'))
+        .map(|main| {
+            let plural = main["name"].as_str().unwrap_or_default();
+            let prefix = format!("{plural}/");
+            let subs: Vec<&Value> = entries
+                .iter()
+                .filter(|e| e["name"].as_str().unwrap_or_default().starts_with(&prefix))
+                .collect();
+            row(group, version, main, &subs)
+        })
+        .collect()
 }
 
-/// The built-in resources, with the field selectors the real server supports for them.
-pub(super) const BUILTINS: &[BuiltinResource] = &[
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "Namespace",
-        plural: "namespaces",
-        singular: "namespace",
-        namespaced: false,
-        verbs: STORED_VERBS,
-        short_names: &["ns"],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s.as_str().map(str::to_string))
+        .collect()
+}
+
+fn row(group: &str, version: &str, main: &Value, subs: &[&Value]) -> ResourceInfo {
+    let plural = main["name"].as_str().unwrap_or_default();
+    let names: Vec<String> = subs
+        .iter()
+        .filter_map(|s| {
+            s["name"]
+                .as_str()?
+                .split_once('/')
+                .map(|(_, n)| n.to_string())
+        })
+        .collect();
+    let has = |n: &str| names.iter().any(|x| x == n);
+    let b = behaviour(group, plural);
+    let mut discovery = vec![main.clone()];
+    discovery.extend(subs.iter().map(|s| (*s).clone()));
+    ResourceInfo {
+        api: ApiResource {
+            group: group.into(),
+            version: version.into(),
+            kind: main["kind"].as_str().unwrap_or_default().into(),
+            plural: plural.into(),
+            namespaced: main["namespaced"].as_bool().unwrap_or_default(),
         },
-        generation: false,
-        field_selectors: &["status.phase"],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "ConfigMap",
-        plural: "configmaps",
-        singular: "configmap",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["cm"],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
+        singular: main["singularName"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        verbs: strings(&main["verbs"]),
+        short_names: strings(&main["shortNames"]),
+        categories: strings(&main["categories"]),
+        subresources: Subresources {
+            status: has("status"),
+            scale: has("scale").then(|| ScalePaths {
+                spec_replicas: ".spec.replicas".into(),
+                status_replicas: ".status.replicas".into(),
+                label_selector: None,
+                label_selector_object: Some(".spec.selector".into()),
+            }),
+            approval: has("approval"),
+            token: has("token"),
+            names,
         },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "Secret",
-        plural: "secrets",
-        singular: "secret",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &["type"],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "Pod",
-        plural: "pods",
-        singular: "pod",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["po"],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[
-            "spec.nodeName",
-            "spec.restartPolicy",
-            "spec.schedulerName",
-            "spec.serviceAccountName",
-            "status.phase",
-            "status.podIP",
-            "status.nominatedNodeName",
-        ],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "Service",
-        plural: "services",
-        singular: "service",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["svc"],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "Event",
-        plural: "events",
-        singular: "event",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["ev"],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[
-            "involvedObject.kind",
-            "involvedObject.namespace",
-            "involvedObject.name",
-            "involvedObject.uid",
-            "involvedObject.apiVersion",
-            "involvedObject.resourceVersion",
-            "involvedObject.fieldPath",
-            "reason",
-            "type",
-        ],
-        special: Special::None,
-    },
-    // The real server maps these onto core/v1 Event fields (pkg/apis/events/v1
-    // conversion.go); here the two APIs keep separate objects.
-    BuiltinResource {
-        group: "events.k8s.io",
-        version: "v1",
-        kind: "Event",
-        plural: "events",
-        singular: "event",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[
-            "regarding.kind",
-            "regarding.namespace",
-            "regarding.name",
-            "regarding.uid",
-            "regarding.apiVersion",
-            "regarding.resourceVersion",
-            "regarding.fieldPath",
-            "reportingController",
-            "reason",
-            "type",
-        ],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "coordination.k8s.io",
-        version: "v1",
-        kind: "Lease",
-        plural: "leases",
-        singular: "lease",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "apps",
-        version: "v1",
-        kind: "Deployment",
-        plural: "deployments",
-        singular: "deployment",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["deploy"],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: true,
-            approval: false,
-            token: false,
-        },
-        generation: true,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "apiextensions.k8s.io",
-        version: "v1",
-        kind: "CustomResourceDefinition",
-        plural: "customresourcedefinitions",
-        singular: "customresourcedefinition",
-        namespaced: false,
-        verbs: STORED_VERBS,
-        short_names: &["crd", "crds"],
-        categories: &["api-extensions"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: true,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "Node",
-        plural: "nodes",
-        singular: "node",
-        namespaced: false,
-        verbs: STORED_VERBS,
-        short_names: &["no"],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &["spec.unschedulable"],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "ServiceAccount",
-        plural: "serviceaccounts",
-        singular: "serviceaccount",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["sa"],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: true,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "",
-        version: "v1",
-        kind: "ComponentStatus",
-        plural: "componentstatuses",
-        singular: "componentstatus",
-        namespaced: false,
-        verbs: READ_ONLY_VERBS,
-        short_names: &["cs"],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::ComponentStatus,
-    },
-    BuiltinResource {
-        group: "apps",
-        version: "v1",
-        kind: "ReplicaSet",
-        plural: "replicasets",
-        singular: "replicaset",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["rs"],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: true,
-            approval: false,
-            token: false,
-        },
-        generation: true,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "apps",
-        version: "v1",
-        kind: "StatefulSet",
-        plural: "statefulsets",
-        singular: "statefulset",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["sts"],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: true,
-            approval: false,
-            token: false,
-        },
-        generation: true,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "batch",
-        version: "v1",
-        kind: "Job",
-        plural: "jobs",
-        singular: "job",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "batch",
-        version: "v1",
-        kind: "CronJob",
-        plural: "cronjobs",
-        singular: "cronjob",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["cj"],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "batch",
-        version: "v1beta1",
-        kind: "CronJob",
-        plural: "cronjobs",
-        singular: "cronjob",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &["cj"],
-        categories: &["all"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "authentication.k8s.io",
-        version: "v1",
-        kind: "TokenReview",
-        plural: "tokenreviews",
-        singular: "tokenreview",
-        namespaced: false,
-        verbs: CREATE_ONLY_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::TokenReview,
-    },
-    BuiltinResource {
-        group: "rbac.authorization.k8s.io",
-        version: "v1",
-        kind: "Role",
-        plural: "roles",
-        singular: "role",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "rbac.authorization.k8s.io",
-        version: "v1",
-        kind: "RoleBinding",
-        plural: "rolebindings",
-        singular: "rolebinding",
-        namespaced: true,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "rbac.authorization.k8s.io",
-        version: "v1",
-        kind: "ClusterRole",
-        plural: "clusterroles",
-        singular: "clusterrole",
-        namespaced: false,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "rbac.authorization.k8s.io",
-        version: "v1",
-        kind: "ClusterRoleBinding",
-        plural: "clusterrolebindings",
-        singular: "clusterrolebinding",
-        namespaced: false,
-        verbs: STORED_VERBS,
-        short_names: &[],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: false,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "certificates.k8s.io",
-        version: "v1",
-        kind: "CertificateSigningRequest",
-        plural: "certificatesigningrequests",
-        singular: "certificatesigningrequest",
-        namespaced: false,
-        verbs: STORED_VERBS,
-        short_names: &["csr"],
-        categories: &[],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: true,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::None,
-    },
-    BuiltinResource {
-        group: "apiregistration.k8s.io",
-        version: "v1",
-        kind: "APIService",
-        plural: "apiservices",
-        singular: "apiservice",
-        namespaced: false,
-        verbs: READ_ONLY_VERBS,
-        short_names: &[],
-        categories: &["api-extensions"],
-        subresources: BuiltinSubresources {
-            status: true,
-            scale: false,
-            approval: false,
-            token: false,
-        },
-        generation: false,
-        field_selectors: &[],
-        special: Special::ApiService,
-    },
-];
+        returns_deleted_object: b.returns_deleted_object,
+        has_generation: b.generation,
+        fields: b.fields.iter().map(|f| f.to_string()).collect(),
+        // One collection per version: the versions of a group are not converted into each
+        // other here, so each keeps its own objects (and writes its own apiVersion).
+        storage_id: format!("{group}/{version}/{plural}").into(),
+        builtin: true,
+        special: b.special,
+        discovery,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_resource_of_the_real_server_is_a_row() {
+        let rows = builtins();
+        assert_eq!(
+            rows.iter()
+                .filter(|r| r.api.group.is_empty() && r.api.version == "v1")
+                .count(),
+            17
+        );
+        let pods = rows.iter().find(|r| r.api.plural == "pods").unwrap();
+        assert!(pods.subresources.status);
+        assert!(pods.subresources.names.iter().any(|n| n == "exec"));
+        let deploy = rows
+            .iter()
+            .find(|r| r.api.group == "apps" && r.api.plural == "deployments")
+            .unwrap();
+        assert!(deploy.subresources.scale.is_some());
+        assert!(deploy.has_generation);
+    }
+}

@@ -4,8 +4,19 @@
 use kcache_core::ApiResource;
 use serde_json::Value;
 
-use super::builtin::STORED_VERBS;
 use super::{ResourceInfo, ScalePaths, Special, Subresources};
+
+/// Every verb a custom resource serves (discovery's order).
+const STORED_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
 
 /// The resources (one per served version) a CustomResourceDefinition object describes.
 pub(super) fn resources(crd: &Value) -> Vec<ResourceInfo> {
@@ -45,7 +56,7 @@ pub(super) fn resources(crd: &Value) -> Vec<ResourceInfo> {
                     namespaced,
                 },
                 singular: singular.clone(),
-                verbs: STORED_VERBS,
+                verbs: STORED_VERBS.iter().map(|v| v.to_string()).collect(),
                 short_names: short_names.clone(),
                 categories: categories.clone(),
                 subresources: Subresources {
@@ -53,12 +64,18 @@ pub(super) fn resources(crd: &Value) -> Vec<ResourceInfo> {
                     scale: scale_paths(&v["subresources"]["scale"]),
                     approval: false,
                     token: false,
+                    names: v["subresources"]
+                        .as_object()
+                        .map(|m| m.keys().cloned().collect())
+                        .unwrap_or_default(),
                 },
+                returns_deleted_object: true,
                 has_generation: true,
                 fields: Vec::new(),
                 storage_id: format!("{group}/{plural}").into(),
                 builtin: false,
                 special: Special::None,
+                discovery: Vec::new(),
             })
         })
         .collect()

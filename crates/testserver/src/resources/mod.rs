@@ -8,7 +8,8 @@ use kcache_core::ApiResource;
 use parking_lot::RwLock;
 use serde_json::Value;
 
-mod builtin;
+mod behaviour;
+pub(crate) mod builtin;
 mod crd;
 
 /// Everything the server knows about one served resource.
@@ -19,13 +20,16 @@ pub struct ResourceInfo {
     /// Singular name (discovery).
     pub singular: String,
     /// The verbs discovery lists.
-    pub verbs: &'static [&'static str],
+    pub verbs: Vec<String>,
     /// Short names kubectl accepts (discovery).
     pub short_names: Vec<String>,
     /// Categories (discovery; `kubectl get all` reads them).
     pub categories: Vec<String>,
     /// Its subresources.
     pub subresources: Subresources,
+    /// Whether DELETE answers the deleted object (else a `Status`), as the resource's registry
+    /// in the real server does (`ReturnDeletedObject`).
+    pub returns_deleted_object: bool,
     /// Whether `metadata.generation` is kept and bumped on non-status changes.
     pub has_generation: bool,
     /// Field paths a field selector may use besides `metadata.name`/`metadata.namespace`.
@@ -36,6 +40,9 @@ pub struct ResourceInfo {
     pub builtin: bool,
     /// Resources that are not plain stored objects (create-only reviews, read-only views).
     pub special: Special,
+    /// The discovery entries the real server lists for it (itself, then its subresources),
+    /// served as they are; empty for CRDs' resources, whose entries are built from the spec.
+    pub discovery: Vec<Value>,
 }
 
 /// The subresources a resource has.
@@ -49,6 +56,8 @@ pub struct Subresources {
     pub approval: bool,
     /// `/token` (ServiceAccounts' TokenRequest).
     pub token: bool,
+    /// Every subresource's name (`status`, `exec`, `binding`, ...).
+    pub names: Vec<String>,
 }
 
 /// The fields `/scale` maps to an `autoscaling/v1` Scale, as a CRD's `subresources.scale`
@@ -76,6 +85,18 @@ pub enum Special {
     ComponentStatus,
     /// `apiregistration.k8s.io/v1` APIService: a read-only view, one per served group/version.
     ApiService,
+    /// `authorization.k8s.io` access and rules reviews: answered by an authorizer that allows
+    /// everything, nothing stored.
+    AccessReview,
+    /// `v1` Binding: create only, assigns a pod to a node.
+    Binding,
+}
+
+impl Subresources {
+    /// Whether the subresource `name` exists.
+    pub fn has(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
 }
 
 impl ResourceInfo {
@@ -89,42 +110,6 @@ impl ResourceInfo {
         field == "metadata.name"
             || field == "metadata.namespace"
             || self.fields.iter().any(|f| f == field)
-    }
-}
-
-impl From<&builtin::BuiltinResource> for ResourceInfo {
-    fn from(b: &builtin::BuiltinResource) -> Self {
-        let strings = |s: &[&str]| s.iter().map(|s| s.to_string()).collect();
-        let scale = b.subresources.scale.then(|| ScalePaths {
-            spec_replicas: ".spec.replicas".into(),
-            status_replicas: ".status.replicas".into(),
-            label_selector: None,
-            label_selector_object: Some(".spec.selector".into()),
-        });
-        ResourceInfo {
-            api: ApiResource {
-                group: b.group.into(),
-                version: b.version.into(),
-                kind: b.kind.into(),
-                plural: b.plural.into(),
-                namespaced: b.namespaced,
-            },
-            singular: b.singular.into(),
-            verbs: b.verbs,
-            short_names: strings(b.short_names),
-            categories: strings(b.categories),
-            subresources: Subresources {
-                status: b.subresources.status,
-                scale,
-                approval: b.subresources.approval,
-                token: b.subresources.token,
-            },
-            has_generation: b.generation,
-            fields: strings(b.field_selectors),
-            storage_id: format!("{}/{}", b.group, b.plural).into(),
-            builtin: true,
-            special: b.special,
-        }
     }
 }
 
@@ -145,9 +130,8 @@ fn key(r: &ResourceInfo) -> (String, String, String) {
 
 impl ResourceTable {
     pub(crate) fn new() -> Self {
-        let rows = builtin::BUILTINS
-            .iter()
-            .map(ResourceInfo::from)
+        let rows = builtin::builtins()
+            .into_iter()
             .map(|r| (key(&r), Arc::new(r)))
             .collect();
         ResourceTable {
@@ -174,6 +158,15 @@ impl ResourceTable {
             .read()
             .values()
             .find(|r| r.api.plural == plural)
+            .cloned()
+    }
+
+    /// The resource serving `kind` in `apiVersion` (`v1`, `group/version`).
+    pub(crate) fn by_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        self.rows
+            .read()
+            .values()
+            .find(|r| r.api.api_version() == api_version && r.api.kind == kind)
             .cloned()
     }
 

@@ -42,7 +42,7 @@ impl Stored {
         });
         let fields = field_paths
             .iter()
-            .map(|p| (p.clone(), lookup_path(value, p).unwrap_or_default()))
+            .map(|p| (p.clone(), selectable_field(value, p)))
             .collect();
         // Exactly sized: a serializer's buffer grows by doubling, and a store of a million
         // objects would otherwise carry up to twice their JSON.
@@ -92,6 +92,22 @@ pub(crate) fn object_key(namespace: Option<&str>, name: &str) -> String {
         Some(ns) if !ns.is_empty() => format!("{ns}/{name}"),
         _ => name.to_string(),
     }
+}
+
+/// A selectable field's value as the real server's `ToSelectableFields` computes it: an absent
+/// field reads as its Go zero value or the default the server would have set
+/// (`spec.unschedulable==false` matches a Node that never set it), and `status.successful`
+/// is a Job's `status.succeeded`.
+fn selectable_field(value: &Value, field: &str) -> String {
+    let (path, default) = match field {
+        "spec.unschedulable" => (field, "false"),
+        "status.replicas" => (field, "0"),
+        "status.successful" => ("status.succeeded", "0"),
+        "spec.restartPolicy" => (field, "Always"),
+        "spec.schedulerName" => (field, "default-scheduler"),
+        _ => (field, ""),
+    };
+    lookup_path(value, path).unwrap_or_else(|| default.to_string())
 }
 
 /// A dotted path (`spec.nodeName`) read as a string; numbers and booleans are formatted.

@@ -1,0 +1,194 @@
+//! Answers a client of kube-apiserver 1.20.2 relies on, checked on both tiers: field selectors
+//! on absent fields, reviews, conflicts, what DELETE returns, the bootstrap objects and the pod
+//! subresources no kubelet serves here.
+
+use serde_json::json;
+
+use crate::common::cluster;
+
+#[tokio::test]
+async fn field_selectors_read_absent_fields_as_their_defaults() {
+    let c = cluster().await;
+    let ns = c.create_namespace("fields").await.unwrap();
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": ns}});
+    assert_eq!(
+        c.client()
+            .post("/api/v1/nodes", &node)
+            .await
+            .unwrap()
+            .status,
+        201
+    );
+    let names = |sel: &'static str| {
+        let c = &c;
+        async move {
+            let r = c
+                .client()
+                .get(&format!("/api/v1/nodes?fieldSelector={sel}"))
+                .await
+                .unwrap();
+            assert_eq!(r.status, 200, "{sel}: {}", r.body);
+            r.body["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert!(names("spec.unschedulable%3Dfalse").await.contains(&ns));
+    assert!(!names("spec.unschedulable%3Dtrue").await.contains(&ns));
+    let bad = c
+        .client()
+        .get("/api/v1/nodes?fieldSelector=spec.podCIDR%3Dx")
+        .await
+        .unwrap();
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert_eq!(
+        c.client()
+            .delete(&format!("/api/v1/nodes/{ns}"))
+            .await
+            .unwrap()
+            .status,
+        200
+    );
+}
+
+#[tokio::test]
+async fn reviews_allow_the_servers_user() {
+    let c = cluster().await;
+    let review = json!({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"verb": "create", "resource": "pods", "namespace": "default"}}});
+    let r = c
+        .client()
+        .post(
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            &review,
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["kind"], "SelfSubjectAccessReview");
+    assert_eq!(r.body["status"]["allowed"], true);
+    assert_eq!(r.body["spec"]["resourceAttributes"]["resource"], "pods");
+}
+
+#[tokio::test]
+async fn delete_answers_the_object_or_a_status_as_the_real_server() {
+    let c = cluster().await;
+    let ns = c.create_namespace("delete-answers").await.unwrap();
+    let svc = json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}});
+    let base = format!("/api/v1/namespaces/{ns}");
+    assert_eq!(
+        c.client()
+            .post(&format!("{base}/services"), &svc)
+            .await
+            .unwrap()
+            .status,
+        201
+    );
+    let sa = json!({"metadata": {"name": "robot"}});
+    assert_eq!(
+        c.client()
+            .post(&format!("{base}/serviceaccounts"), &sa)
+            .await
+            .unwrap()
+            .status,
+        201
+    );
+    let gone = c
+        .client()
+        .delete(&format!("{base}/services/s"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (gone.status.as_u16(), gone.body["kind"].as_str()),
+        (200, Some("Status"))
+    );
+    let gone = c
+        .client()
+        .delete(&format!("{base}/serviceaccounts/robot"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (gone.status.as_u16(), gone.body["kind"].as_str()),
+        (200, Some("ServiceAccount"))
+    );
+}
+
+#[tokio::test]
+async fn a_fresh_server_holds_the_bootstrap_objects_and_conflicts_are_409() {
+    let c = cluster().await;
+    for name in ["cluster-admin", "admin", "edit", "view", "system:discovery"] {
+        let r = c
+            .client()
+            .get(&format!(
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/{name}"
+            ))
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200, "{name}");
+    }
+    let pc = c
+        .client()
+        .get("/apis/scheduling.k8s.io/v1/priorityclasses/system-node-critical")
+        .await
+        .unwrap();
+    assert_eq!(pc.body["value"], 2000001000);
+    let fs = c
+        .client()
+        .get("/apis/flowcontrol.apiserver.k8s.io/v1beta1/flowschemas/catch-all")
+        .await
+        .unwrap();
+    assert_eq!(fs.status, 200);
+    let api_service = json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.apps"},
+        "spec": {"group": "apps", "version": "v1", "groupPriorityMinimum": 100, "versionPriority": 10}});
+    let r = c
+        .client()
+        .post("/apis/apiregistration.k8s.io/v1/apiservices", &api_service)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status.as_u16(), r.body["reason"].as_str()),
+        (409, Some("AlreadyExists")),
+        "{}",
+        r.body
+    );
+    let role = json!({"metadata": {"name": "view"}, "rules": []});
+    let r = c
+        .client()
+        .post("/apis/rbac.authorization.k8s.io/v1/clusterroles", &role)
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status.as_u16(), r.body["reason"].as_str()),
+        (409, Some("AlreadyExists"))
+    );
+}
+
+#[tokio::test]
+async fn pods_on_no_node_answer_as_the_real_server() {
+    let c = cluster().await;
+    let ns = c.create_namespace("pod-subresources").await.unwrap();
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    let base = format!("/api/v1/namespaces/{ns}/pods");
+    assert_eq!(c.client().post(&base, &pod).await.unwrap().status, 201);
+    let exec = c
+        .client()
+        .get(&format!("{base}/p/exec?command=ls"))
+        .await
+        .unwrap();
+    assert_eq!(exec.status, 400);
+    assert_eq!(exec.body["message"], "pod p does not have a host assigned");
+    let log = c.client().get(&format!("{base}/p/log")).await.unwrap();
+    assert_eq!(log.status, 204, "no log without a kubelet: {}", log.body);
+    let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}});
+    let bound = c
+        .client()
+        .post(&format!("{base}/p/binding"), &binding)
+        .await
+        .unwrap();
+    assert_eq!(bound.status, 201, "{}", bound.body);
+    let got = c.client().get(&format!("{base}/p")).await.unwrap();
+    assert_eq!(got.body["spec"]["nodeName"], "n1");
+}
