@@ -12,10 +12,13 @@
 //! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
 //!   benchmarks); prints the kubeconfig path.
 //! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
+//! - `fuzz [--seconds N] [TARGET...]`: each fuzz target of `fuzz/` run with cargo-fuzz for a
+//!   bounded time (60 s by default).
 
 mod e2e;
 mod envtest;
 mod envtest_up;
+mod fuzz;
 mod integration_kind;
 mod kind;
 mod report;
@@ -32,9 +35,10 @@ fn main() -> ExitCode {
         Some("e2e") => e2e::run(&args[1..]),
         Some("envtest-up") => envtest_up::run(&args[1..]).map_err(Failure::from),
         Some("soak") => soak::run(&args[1..]).map_err(Failure::from),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS] | fuzz [--seconds N] [TARGET...]"
             );
             return ExitCode::from(2);
         }
