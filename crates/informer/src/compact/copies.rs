@@ -42,6 +42,9 @@ pub(crate) enum Side {
 /// Where the object being handed sits: its notification's batch and place in it.
 pub(crate) type At<'a> = (&'a Arc<DeliveryBatch>, usize);
 
+/// A batch (noticed gone through its `Weak`) and its cells.
+type BatchCells<K> = (Weak<DeliveryBatch>, Arc<Cells<K>>);
+
 /// The shared typed copies of one informer's typed handlers.
 pub(crate) struct TypedCopies<K> {
     handlers: AtomicUsize,
@@ -49,7 +52,7 @@ pub(crate) struct TypedCopies<K> {
     kept: Arc<AtomicUsize>,
     /// The cells of the batches handlers deliver from, with their batch (gone ones are
     /// dropped when a new batch's cells are made).
-    batches: Mutex<Vec<(Weak<DeliveryBatch>, Arc<Cells<K>>)>>,
+    batches: Mutex<Vec<BatchCells<K>>>,
     /// The cells given a copy, oldest first (some since taken or gone with their batch).
     order: Mutex<VecDeque<Kept<K>>>,
 }
@@ -101,7 +104,7 @@ impl<K> Drop for Cells<K> {
 /// The batch one typed handler delivers from and its cells: the handler's own, so finding a
 /// notification's cell takes no lock another handler takes.
 pub(crate) struct Cursor<K> {
-    current: Mutex<Option<(Weak<DeliveryBatch>, Arc<Cells<K>>)>>,
+    current: Mutex<Option<BatchCells<K>>>,
 }
 
 impl<K> Cursor<K> {

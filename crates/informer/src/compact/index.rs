@@ -54,8 +54,11 @@ where
 pub struct TypedIndexes<K> {
     /// The last object decoded by one of the group's functions, with its tree (kept so the
     /// tree cannot be freed and another take its place meanwhile).
-    last: Arc<Mutex<Option<(CompactObject, Arc<K>)>>>,
+    last: Arc<Mutex<Option<Decoded<K>>>>,
 }
+
+/// A tree and `K` decoded from it.
+type Decoded<K> = (CompactObject, Arc<K>);
 
 impl<K> Clone for TypedIndexes<K> {
     fn clone(&self) -> Self {
