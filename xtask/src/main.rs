@@ -15,11 +15,14 @@
 //! - `discovery-snapshot [--out DIR]`: kube-apiserver 1.20.2's discovery, OpenAPI index and
 //!   bootstrap objects, written as kcache-testserver's reference data.
 //! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
+//! - `fuzz [--seconds N] [TARGET...]`: each fuzz target of `fuzz/` run with cargo-fuzz for a
+//!   bounded time (60 s by default).
 
 mod discovery_snapshot;
 mod e2e;
 mod envtest;
 mod envtest_up;
+mod fuzz;
 mod import_cycles;
 mod integration_kind;
 mod kind;
@@ -38,9 +41,10 @@ fn main() -> ExitCode {
         Some("envtest-up") => envtest_up::run(&args[1..]).map_err(Failure::from),
         Some("soak") => soak::run(&args[1..]).map_err(Failure::from),
         Some("discovery-snapshot") => discovery_snapshot::run(&args[1..]).map_err(Failure::from),
+        Some("fuzz") => fuzz::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS] | discovery-snapshot [--out DIR]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS] | discovery-snapshot [--out DIR] | fuzz [--seconds N] [TARGET...]"
             );
             return ExitCode::from(2);
         }

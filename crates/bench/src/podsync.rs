@@ -10,7 +10,8 @@
 //! `--typed` runs the same with k8s-openapi `Pod`s: handlers receive `Pod`s and the `node` and
 //! `app` index functions take `Pod`s. `--storage compact` (the default) is kcache-informer's
 //! `CompactInformer<Pod>` (the pipeline carries `Compact<Pod>`, each handler gets a `Pod`
-//! decoded from the shared tree; each index function is registered with the `same_at` check of
+//! decoded from the shared tree; the index functions share one decode per write (`TypedIndexes`)
+//! and each is registered with the `same_at` check of
 //! the path it reads, so an update that leaves that path does not call it); `--lazy` gives the
 //! same informer's handlers `LazyTyped<Pod>`s (decoded when read, once for all handlers);
 //! `--storage plain` is a `SharedIndexInformer<Pod>`.
@@ -29,8 +30,8 @@ use kcache_core::{
     Error, ListParams, ListerWatcher, Object, ObjectList, WatchEvent, WatchParams, WatchStream,
 };
 use kcache_informer::{
-    same_at, typed_index, CompactInformer, InformerOptions, LazyTyped, ResourceEventHandlerFuncs,
-    ResourceEventHandlerRegistration, SharedIndexInformer,
+    same_at, CompactInformer, InformerOptions, LazyTyped, ResourceEventHandlerFuncs,
+    ResourceEventHandlerRegistration, SharedIndexInformer, TypedIndexes,
 };
 use kcache_reflector::WatchListMode;
 use kcache_store::{IndexValues, Indexers};
@@ -230,16 +231,17 @@ fn compact_pods(
     source: FixtureSource<Compact<Pod>>,
     options: InformerOptions,
 ) -> CompactInformer<Pod> {
+    let typed = TypedIndexes::new();
     let indexers = Indexers::new()
         .with_namespace_index()
         .with_reuse(
             "node",
-            typed_index(node_of),
+            typed.index(node_of),
             same_at(&[&["spec", "nodeName"]]),
         )
         .with_reuse(
             "app",
-            typed_index(app_of),
+            typed.index(app_of),
             same_at(&[&["metadata", "labels", "app"]]),
         );
     CompactInformer::new(source, indexers, options)

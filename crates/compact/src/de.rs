@@ -9,12 +9,14 @@
 //!
 //! [`Reader::checking`] is the same decoder for a check whose result is dropped
 //! (`Compact::from_object`): a value whose type accepts every JSON value
-//! ([`kcache_core::accepts_any_json`]: `managedFields[].fieldsV1`, `ObjectMeta`'s untyped
-//! members) gets `null` instead of its subtree, since the subtree cannot make the check fail,
-//! and `ObjectMeta` is checked by [`kcache_core::check_object_meta`], which builds no strings,
-//! then handed an empty map.
+//! (`kcache_codec::accepts_any_json`, recognized by the newtype name it asks for:
+//! `managedFields[].fieldsV1`, `ObjectMeta`'s untyped members) gets `null` instead of its
+//! subtree (a type asking for serde_json's `RawValue` handshake gets the text `null`), since the
+//! subtree cannot make the check fail, and kcache-core's `ObjectMeta` (recognized by the field
+//! list it asks for, `kcache_codec::is_object_meta`) is checked by
+//! `kcache_codec::check_object_meta`, which builds no strings, then handed an empty map.
 
-use kcache_core::{raw_value_answer, RAW_VALUE_TOKEN};
+use kcache_codec::{raw_value_answer, RAW_VALUE_TOKEN};
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess, Visitor,
 };
@@ -144,8 +146,12 @@ impl<'de> Deserializer<'de> for Reader<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
-        if self.checking && kcache_core::accepts_any_json::<V::Value>() {
+        if self.checking && kcache_codec::accepts_any_json(name) {
             return visitor.visit_newtype_struct(self.of(&NULL));
+        }
+        if self.checking && name == RAW_VALUE_TOKEN {
+            // Any JSON text does for a type that takes the text: the shortest.
+            return raw_value_answer::<Error>("null".to_owned()).deserialize_any(visitor);
         }
         if name == RAW_VALUE_TOKEN {
             // serde_json's `RawValue` (and kcache-core's `FieldsV1`) asking for the value's
@@ -181,9 +187,14 @@ impl<'de> Deserializer<'de> for Reader<'de> {
         visitor.visit_unit()
     }
 
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        if self.checking && kcache_core::checks_without_building::<V::Value>() {
-            kcache_core::check_object_meta(self)?;
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        if self.checking && kcache_codec::is_object_meta(fields) {
+            kcache_codec::check_object_meta(self)?;
             let nothing = std::iter::empty::<(&str, &str)>();
             return visitor.visit_map(de::value::MapDeserializer::<_, Error>::new(nothing));
         }
@@ -192,7 +203,7 @@ impl<'de> Deserializer<'de> for Reader<'de> {
 
     forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct seq tuple tuple_struct struct identifier
+        unit unit_struct seq tuple tuple_struct map identifier
     }
 }
 

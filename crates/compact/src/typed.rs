@@ -20,10 +20,10 @@ use super::value::CompactValue;
 /// Every way of building one checks that the tree decodes as `K`, so a value that would not
 /// materialize never gets in: decoding a watch event or list item as `Compact<Pod>` fails, with
 /// the object's namespace/name in the error, exactly where decoding it as `Pod` would. The check
-/// decodes `K` and drops it, except the values that take any JSON (`managedFields[].fieldsV1`,
-/// [`kcache_core::accepts_any_json`]), which cannot fail and are not built, and kcache-core's
-/// `ObjectMeta` (a `PartialObjectMeta`'s), checked by [`kcache_core::check_object_meta`] without
-/// allocating its strings. A read is
+/// decodes `K` and drops it, except the values that take any JSON (`managedFields[].fieldsV1`),
+/// which cannot fail and are not built, and kcache-core's `ObjectMeta` (a
+/// `PartialObjectMeta`'s), checked without allocating its strings (kcache-codec, an internal
+/// crate, recognizes both by the names they ask the decoder for). A read is
 /// a serde decode of `K` straight from the shared tree (no JSON text, no `serde_json::Value`),
 /// whose cost grows with the object's size only.
 ///

@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use kcache_core::{FirstKey, FirstKeyIs, RAW_VALUE_TOKEN};
+use kcache_codec::{FirstKey, FirstKeyIs, RAW_VALUE_TOKEN};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 

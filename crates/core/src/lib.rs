@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 
-mod any_json;
 mod boxed;
 mod cache;
 mod dynamic;
@@ -12,14 +11,12 @@ mod key;
 mod list;
 mod managed_fields;
 mod meta;
-mod meta_check;
 mod meta_de;
 mod object;
 mod object_mut;
 mod pager;
 mod params;
 mod partial;
-mod raw_value;
 mod report;
 mod resource;
 mod resource_version;
@@ -29,7 +26,6 @@ mod store_error;
 mod tombstone;
 mod traits;
 
-pub use any_json::accepts_any_json;
 pub use boxed::BoxListerWatcher;
 pub use cache::{CacheReader, CacheWriter};
 pub use dynamic::DynamicObject;
@@ -41,13 +37,11 @@ pub use key::{split_meta_namespace_key, KeyFormatError, ObjectKey};
 pub use list::ObjectList;
 pub use managed_fields::{FieldsV1, ManagedFieldsEntry};
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
-pub use meta_check::{check_object_meta, checks_without_building};
 pub use object::{Object, OwnerRef};
 pub use object_mut::ObjectMut;
 pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
 pub use partial::{PartialObjectMeta, META_API_VERSION};
-pub use raw_value::{raw_value_answer, FirstKey, FirstKeyIs, RAW_VALUE_TOKEN};
 pub use report::ErrorChain;
 pub use resource::{ApiResource, Resource};
 pub use resource_version::{

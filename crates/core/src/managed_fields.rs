@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::any_json::{AnyJson, AnyJsonVisitor};
-use crate::raw_value::{raw_value_answer, FirstKey, FirstKeyIs, RAW_VALUE_TOKEN};
+use kcache_codec::{
+    raw_value_answer, AnyJson, AnyJsonVisitor, FirstKey, FirstKeyIs, RAW_VALUE_TOKEN,
+};
 
 /// One entry of `metadata.managedFields` (`metav1.ManagedFieldsEntry`): which manager set which
 /// fields, through which operation and API version.

@@ -7,89 +7,18 @@
 //! fields it does not type). These visitors read each member once, straight from the decoder;
 //! the JSON form accepted and the values produced are the derive's, except that a repeated key
 //! keeps its last value instead of failing (as `serde_json::Value` and the API server's
-//! decoder do).
+//! decoder do). `ObjectMeta`'s keys are kcache-codec's table (`MetaKey`), which its checker
+//! (`check_object_meta`) and the protobuf decoder read too.
 
 use std::fmt;
 use std::marker::PhantomData;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 
-use crate::any_json::AnyJson;
+use kcache_codec::{AnyJson, MetaField, MetaKey, OBJECT_META_FIELDS, OBJECT_META_NAME};
+
 use crate::meta::{ObjectMeta, TypeMeta};
 use crate::partial::PartialObjectMeta;
-
-/// An `ObjectMeta` member's key: the typed fields, or any other key (kept in `other` as `O`:
-/// its text when building, nothing when only checking, see `meta_check`).
-pub(crate) enum MetaKey<O> {
-    Name,
-    GenerateName,
-    Namespace,
-    Uid,
-    ResourceVersion,
-    Generation,
-    CreationTimestamp,
-    DeletionTimestamp,
-    DeletionGracePeriodSeconds,
-    Labels,
-    Annotations,
-    OwnerReferences,
-    Finalizers,
-    ManagedFields,
-    Other(O),
-}
-
-/// What an untyped key is kept as.
-pub(crate) trait OtherKey: Sized {
-    fn of(key: &str) -> Self;
-}
-
-impl OtherKey for String {
-    fn of(key: &str) -> Self {
-        key.to_owned()
-    }
-}
-
-impl OtherKey for () {
-    fn of(_: &str) -> Self {}
-}
-
-impl<O: OtherKey> MetaKey<O> {
-    fn of(key: &str) -> Self {
-        match key {
-            "name" => MetaKey::Name,
-            "generateName" => MetaKey::GenerateName,
-            "namespace" => MetaKey::Namespace,
-            "uid" => MetaKey::Uid,
-            "resourceVersion" => MetaKey::ResourceVersion,
-            "generation" => MetaKey::Generation,
-            "creationTimestamp" => MetaKey::CreationTimestamp,
-            "deletionTimestamp" => MetaKey::DeletionTimestamp,
-            "deletionGracePeriodSeconds" => MetaKey::DeletionGracePeriodSeconds,
-            "labels" => MetaKey::Labels,
-            "annotations" => MetaKey::Annotations,
-            "ownerReferences" => MetaKey::OwnerReferences,
-            "finalizers" => MetaKey::Finalizers,
-            "managedFields" => MetaKey::ManagedFields,
-            other => MetaKey::Other(O::of(other)),
-        }
-    }
-}
-
-impl<'de, O: OtherKey> Deserialize<'de> for MetaKey<O> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor<O>(PhantomData<O>);
-        impl<O: OtherKey> Visitor<'_> for KeyVisitor<O> {
-            type Value = MetaKey<O>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an ObjectMeta field name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<MetaKey<O>, E> {
-                Ok(MetaKey::of(key))
-            }
-        }
-        d.deserialize_identifier(KeyVisitor(PhantomData))
-    }
-}
 
 impl<'de> Deserialize<'de> for ObjectMeta {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -102,33 +31,40 @@ impl<'de> Deserialize<'de> for ObjectMeta {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ObjectMeta, A::Error> {
                 let mut m = ObjectMeta::default();
                 while let Some(key) = map.next_key::<MetaKey<String>>()? {
-                    match key {
-                        MetaKey::Name => m.name = map.next_value()?,
-                        MetaKey::GenerateName => m.generate_name = map.next_value()?,
-                        MetaKey::Namespace => m.namespace = map.next_value()?,
-                        MetaKey::Uid => m.uid = map.next_value()?,
-                        MetaKey::ResourceVersion => m.resource_version = map.next_value()?,
-                        MetaKey::Generation => m.generation = map.next_value()?,
-                        MetaKey::CreationTimestamp => m.creation_timestamp = map.next_value()?,
-                        MetaKey::DeletionTimestamp => m.deletion_timestamp = map.next_value()?,
-                        MetaKey::DeletionGracePeriodSeconds => {
-                            m.deletion_grace_period_seconds = map.next_value()?
-                        }
-                        MetaKey::Labels => m.labels = map.next_value()?,
-                        MetaKey::Annotations => m.annotations = map.next_value()?,
-                        MetaKey::OwnerReferences => m.owner_references = map.next_value()?,
-                        MetaKey::Finalizers => m.finalizers = map.next_value()?,
-                        MetaKey::ManagedFields => m.managed_fields = map.next_value()?,
+                    use MetaField as F;
+                    let field = match key {
+                        MetaKey::Field(field) => field,
                         MetaKey::Other(key) => {
                             let AnyJson(value) = map.next_value()?;
                             m.other.insert(key, value);
+                            continue;
                         }
+                    };
+                    match field {
+                        F::Name => m.name = map.next_value()?,
+                        F::GenerateName => m.generate_name = map.next_value()?,
+                        F::Namespace => m.namespace = map.next_value()?,
+                        F::Uid => m.uid = map.next_value()?,
+                        F::ResourceVersion => m.resource_version = map.next_value()?,
+                        F::Generation => m.generation = map.next_value()?,
+                        F::CreationTimestamp => m.creation_timestamp = map.next_value()?,
+                        F::DeletionTimestamp => m.deletion_timestamp = map.next_value()?,
+                        F::DeletionGracePeriodSeconds => {
+                            m.deletion_grace_period_seconds = map.next_value()?
+                        }
+                        F::Labels => m.labels = map.next_value()?,
+                        F::Annotations => m.annotations = map.next_value()?,
+                        F::OwnerReferences => m.owner_references = map.next_value()?,
+                        F::Finalizers => m.finalizers = map.next_value()?,
+                        F::ManagedFields => m.managed_fields = map.next_value()?,
                     }
                 }
                 Ok(m)
             }
         }
-        d.deserialize_map(MetaVisitor)
+        // As a struct with kcache-codec's field list, by which a checking decoder
+        // (kcache-compact's) recognizes it; serde_json reads a struct as it reads a map.
+        d.deserialize_struct(OBJECT_META_NAME, &OBJECT_META_FIELDS, MetaVisitor)
     }
 }
 
@@ -198,7 +134,8 @@ impl<'de, K> Deserialize<'de> for PartialObjectMeta<K> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde::Deserialize;
+    use serde_json::{json, Value};
 
     use crate::meta::ObjectMeta;
     use crate::partial::PartialObjectMeta;
@@ -270,5 +207,91 @@ mod tests {
         assert!(err.to_string().contains("map"), "{err}");
         let err = serde_json::from_value::<PartialObjectMeta>(json!([1])).unwrap_err();
         assert!(err.to_string().contains("JSON object"), "{err}");
+    }
+
+    /// Every member valid, null, and of each wrong type: kcache-codec's check accepts what
+    /// decoding accepts and fails with the same message.
+    #[test]
+    fn the_codec_check_agrees_with_decoding() {
+        let mut cases = vec![
+            json!({}),
+            json!({"name": "a", "namespace": "ns", "uid": "u", "resourceVersion": "1",
+                   "generation": 3, "creationTimestamp": "2020-01-01T00:00:00Z",
+                   "deletionTimestamp": null, "deletionGracePeriodSeconds": 30,
+                   "labels": {"a": "b"}, "annotations": {}, "finalizers": ["f"],
+                   "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p",
+                                        "uid": "u"}],
+                   "managedFields": [{"fieldsV1": {"f:x": {}}}], "selfLink": 7}),
+            json!([]),
+            json!("metadata"),
+            json!(null),
+        ];
+        let wrong: [Value; 6] = [
+            json!(null),
+            json!(1),
+            json!(-1.5),
+            json!("s"),
+            json!(["s"]),
+            json!({"k": "v"}),
+        ];
+        for &key in kcache_codec::OBJECT_META_FIELDS.iter().chain(&["other"]) {
+            for value in &wrong {
+                cases.push(json!({ key: value }));
+            }
+        }
+        cases.push(json!({"labels": {"a": 1}}));
+        cases.push(json!({"finalizers": ["f", null]}));
+        cases.push(json!({"ownerReferences": [{"apiVersion": "v1", "kind": "Pod"}]}));
+        cases.push(json!({"ownerReferences": [["v1", "Pod", "p", "u", true]]}));
+        // Owner references and managedFields entries: every member valid, null and wrong; not
+        // an object; as a sequence (a derived decoder takes that too).
+        for key in [
+            "apiVersion",
+            "kind",
+            "name",
+            "uid",
+            "controller",
+            "blockOwnerDeletion",
+        ] {
+            let mut owner = json!({"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u"});
+            for value in &wrong {
+                owner[key] = value.clone();
+                cases.push(json!({ "ownerReferences": [owner.clone()] }));
+            }
+        }
+        for key in [
+            "manager",
+            "operation",
+            "apiVersion",
+            "time",
+            "fieldsType",
+            "fieldsV1",
+            "subresource",
+            "unknown",
+        ] {
+            cases.push(json!({"managedFields": [{ key: "v" }]}));
+            for value in &wrong {
+                cases.push(json!({"managedFields": [{ key: value }]}));
+            }
+        }
+        for entry in [
+            json!(null),
+            json!(1),
+            json!("s"),
+            json!(["m", "Update"]),
+            json!([1]),
+        ] {
+            cases.push(json!({"managedFields": [entry]}));
+        }
+        let mut rejected = 0;
+        for case in &cases {
+            let decoded = ObjectMeta::deserialize(case)
+                .map(drop)
+                .map_err(|e| e.to_string());
+            let checked = kcache_codec::check_object_meta(case).map_err(|e| e.to_string());
+            assert_eq!(checked, decoded, "{case}");
+            rejected += usize::from(decoded.is_err());
+        }
+        assert!(rejected > 60, "the table has wrong values: {rejected}");
     }
 }

@@ -73,9 +73,23 @@ struct InformerKey {
     plural: String,
 }
 
+impl InformerKey {
+    /// The key of informer type `I` of `resource`.
+    fn of<I: 'static>(resource: &ApiResource) -> Self {
+        InformerKey {
+            type_id: TypeId::of::<I>(),
+            group: resource.group.clone(),
+            version: resource.version.clone(),
+            plural: resource.plural.clone(),
+        }
+    }
+}
+
 struct Entry {
     name: String,
     typed: Arc<dyn Any + Send + Sync>,
+    /// Views of the informer made once and shared by every caller ([`SharedInformerFactory::view_of`]).
+    views: Vec<Arc<dyn Any + Send + Sync>>,
     erased: Arc<dyn ErasedInformer>,
     task: Option<JoinHandle<()>>,
 }
@@ -150,12 +164,7 @@ impl SharedInformerFactory {
         C: CacheReader<K> + CacheWriter<K> + 'static,
         L: ListerWatcher<K> + 'static,
     {
-        let key = InformerKey {
-            type_id: TypeId::of::<SharedIndexInformer<K, C>>(),
-            group: resource.group.clone(),
-            version: resource.version.clone(),
-            plural: resource.plural.clone(),
-        };
+        let key = InformerKey::of::<SharedIndexInformer<K, C>>(resource);
         let mut st = self.state.lock();
         if let Some(e) = st.entries.get(&key) {
             if let Some(inf) = e.typed.downcast_ref::<SharedIndexInformer<K, C>>() {
@@ -178,11 +187,43 @@ impl SharedInformerFactory {
             Entry {
                 name,
                 typed: Arc::new(informer.clone()),
+                views: Vec::new(),
                 erased: Arc::new(informer.clone()),
                 task: None,
             },
         );
         informer
+    }
+
+    /// The informer [`informer_for`](Self::informer_for) gives, seen through a `V` made by
+    /// `view` once per informer and cached with it: every caller gets the same view (the
+    /// compact informer, whose handlers share their decodes).
+    #[cfg_attr(not(all(feature = "compact", feature = "transport")), allow(dead_code))]
+    pub(crate) fn view_of<K, L, V>(
+        &self,
+        resource: &ApiResource,
+        indexers: impl FnOnce() -> Indexers<K>,
+        make_source: impl FnOnce(&FactoryOptions) -> L,
+        view: impl FnOnce(SharedIndexInformer<K>) -> V,
+    ) -> V
+    where
+        K: Object,
+        L: ListerWatcher<K> + 'static,
+        V: Clone + Send + Sync + 'static,
+    {
+        let informer = self.informer_for(resource, indexers, make_source);
+        let key = InformerKey::of::<SharedIndexInformer<K>>(resource);
+        let mut st = self.state.lock();
+        let Some(entry) = st.entries.get_mut(&key) else {
+            // Only `shutdown` removes entries: a view of its own for a late caller.
+            return view(informer);
+        };
+        if let Some(found) = entry.views.iter().find_map(|v| v.downcast_ref::<V>()) {
+            return found.clone();
+        }
+        let made = view(informer);
+        entry.views.push(Arc::new(made.clone()));
+        made
     }
 
     /// Starts every informer not started yet (client-go's `Start`); needs a tokio runtime.
@@ -244,11 +285,8 @@ impl Drop for SharedInformerFactory {
 
 #[cfg(feature = "transport")]
 mod with_transport {
-    use kcache_compact::Compact;
     use kcache_core::{DynamicObject, Resource};
     use kcache_transport::{Api, Client};
-
-    use crate::CompactInformer;
     use serde::de::DeserializeOwned;
 
     use super::*;
@@ -288,26 +326,6 @@ mod with_transport {
                     .with_exact_copies()
                 },
             )
-        }
-
-        /// The informer of a typed resource kept compactly ([`CompactInformer`]): the cache
-        /// holds structurally shared trees, handlers and reads get typed `K`s. Indexed by
-        /// namespace. It is a different informer from [`informer`](Self::informer)'s (keyed by
-        /// type), so ask for one of the two per resource.
-        pub fn compact_informer<K>(&self) -> CompactInformer<K>
-        where
-            K: Resource + DeserializeOwned + Send + Sync + 'static,
-        {
-            let client = self.client().clone();
-            self.informer_for(
-                &K::api_resource(),
-                || Indexers::new().with_namespace_index(),
-                |o| match &o.namespace {
-                    Some(ns) => Api::<Compact<K>>::namespaced(client, ns),
-                    None => Api::<Compact<K>>::all(client),
-                },
-            )
-            .into()
         }
 
         /// The informer of a resource known only at runtime (client-go's dynamic informer).

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use kcache_core::Object;
 
+pub use crate::notification::{Delivery, DeliveryBatch, Notified};
+
 /// What `on_delete` receives: the deleted object, or a tombstone
 /// ([`DeletedObject::Tombstone`]) when the deletion was missed while the watch was down —
 /// client-go passes `DeletedFinalStateUnknown` in the same slot. It is kcache-core's type, which
@@ -24,6 +26,14 @@ pub trait ResourceEventHandler<K>: Send + Sync + 'static {
     fn on_update(&self, old: &Arc<K>, new: &Arc<K>);
     /// An object was deleted.
     fn on_delete(&self, obj: &DeletedObject<K>);
+
+    /// How the informer delivers each notification: with where it sits in the batch every
+    /// handler of the informer gets ([`Delivery`]). The default calls `on_add`, `on_update` or
+    /// `on_delete`; an adapter that shares work per notification with the informer's other
+    /// handlers overrides it (the compact informer's typed handlers share one decode this way).
+    fn on_delivery(&self, delivery: &Delivery<'_, K>) {
+        delivery.deliver_to(self)
+    }
 }
 
 type AddFn<K> = Box<dyn Fn(&Arc<K>, bool) + Send + Sync>;

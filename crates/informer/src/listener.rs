@@ -36,7 +36,7 @@ use tokio::time::Instant;
 use crate::delivery_pool::{DeliveryPool, Lingering};
 use crate::handler::ResourceEventHandler;
 use crate::latency::LatencyHistogram;
-use crate::notification::{set_delivering_batch, set_delivering_index, Batch, Notification};
+use crate::notification::{Batch, Delivery};
 use crate::sync_signal::SyncSignal;
 
 thread_local! {
@@ -383,7 +383,6 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 .saturating_duration_since(self.epoch)
                 .as_nanos() as u64;
             self.in_flight_since.store(since + 1, Ordering::Release);
-            set_delivering_batch(Some(piece.batch.clone()));
             for (i, (n, sync)) in piece.batch.notes.iter().enumerate() {
                 if *sync && !piece.syncs {
                     continue;
@@ -391,18 +390,16 @@ impl<K: Send + Sync + 'static> Listener<K> {
                 if self.closed.load(Ordering::Acquire) {
                     break 'pieces;
                 }
-                set_delivering_index(i);
-                started = self.deliver(n, started);
+                started = self.deliver(&Delivery::new(n, &piece.batch.seen_as, i), started);
             }
         }
-        set_delivering_batch(None);
     }
 
     /// Calls the handler with `n` (begun at `started`), records the call's latency before the
     /// call counts as delivered (so whoever waits on the count sees the observation too), and
     /// returns when it ended: one clock read per call, each call's end the next one's start.
-    fn deliver(&self, n: &Notification<K>, started: std::time::Instant) -> std::time::Instant {
-        let result = catch_unwind(AssertUnwindSafe(|| n.deliver(self.handler.as_ref())));
+    fn deliver(&self, d: &Delivery<'_, K>, started: std::time::Instant) -> std::time::Instant {
+        let result = catch_unwind(AssertUnwindSafe(|| self.handler.on_delivery(d)));
         let ended = std::time::Instant::now();
         self.latency.observe(ended - started);
         if let Err(panic) = result {
@@ -419,7 +416,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
         }
         // Counted even after a panic, so a panicking handler cannot wedge has_synced
         // (client-go #129024).
-        let initial = n.is_initial_add();
+        let initial = d.note().is_initial_add();
         self.done.add(1, u64::from(initial));
         if initial && self.initial_pending() == 0 {
             self.signal.notify();

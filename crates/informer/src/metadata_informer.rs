@@ -7,12 +7,11 @@
 //! A metadata informer and a full informer of the same resource are separate informers (keyed by
 //! type), as in client-go, where they come from separate factories.
 
-use kcache_compact::Compact;
 use kcache_core::{ApiResource, PartialObjectMeta, Resource};
 use kcache_store::Indexers;
 use kcache_transport::Api;
 
-use crate::{CompactInformer, SharedIndexInformer, SharedInformerFactory};
+use crate::{SharedIndexInformer, SharedInformerFactory};
 
 impl SharedInformerFactory {
     /// The metadata-only informer of a typed resource, indexed by namespace.
@@ -30,27 +29,6 @@ impl SharedInformerFactory {
         resource: &ApiResource,
     ) -> SharedIndexInformer<PartialObjectMeta> {
         self.metadata_informer_for_typed(resource)
-    }
-
-    /// The metadata-only informer of a typed resource kept compactly ([`CompactInformer`]):
-    /// objects alike in their metadata (managedFields, owner references, label and annotation
-    /// maps) share it, and handlers and reads get typed `PartialObjectMeta<K>`s. Indexed by
-    /// namespace; a different informer from [`metadata_informer`](Self::metadata_informer)'s.
-    pub fn compact_metadata_informer<K>(&self) -> CompactInformer<PartialObjectMeta<K>>
-    where
-        K: Resource + Send + Sync + 'static,
-    {
-        let client = self.client().clone();
-        let resource = K::api_resource();
-        self.informer_for(
-            &resource,
-            || Indexers::new().with_namespace_index(),
-            |o| {
-                Api::<K>::dynamic(client, resource.clone(), o.namespace.as_deref())
-                    .into_metadata_as::<Compact<PartialObjectMeta<K>>>()
-            },
-        )
-        .into()
     }
 
     fn metadata_informer_for_typed<K: 'static>(

@@ -1,8 +1,6 @@
 //! What a processor listener buffers for its handler.
 
-use std::any::Any;
-use std::cell::RefCell;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use tokio::time::Instant;
 
@@ -34,9 +32,9 @@ impl<K> Notification<K> {
     }
 }
 
-impl<K: 'static> Notification<K> {
+impl<K> Notification<K> {
     /// Calls the matching handler method.
-    pub(crate) fn deliver(&self, handler: &dyn ResourceEventHandler<K>) {
+    pub(crate) fn deliver<H: ResourceEventHandler<K> + ?Sized>(&self, handler: &H) {
         match self {
             Notification::Add {
                 obj,
@@ -59,30 +57,35 @@ pub(crate) struct Batch<K> {
     pub(crate) plain: u64,
     /// How many are initial adds (never resyncs).
     pub(crate) initial: u64,
-    /// What handler adapters share per notification while the batch lives (the compact
-    /// informer's typed copies, see `typed_copies`), made by the first adapter that needs it.
-    pub(crate) shared: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// What handlers see of the batch ([`Delivery::batch`]).
+    pub(crate) seen_as: Arc<DeliveryBatch>,
 }
 
 impl<K> Batch<K> {
     pub(crate) fn new(notes: Vec<(Notification<K>, bool)>, enqueued: Instant) -> Self {
+        Self::seen_as(notes, enqueued, true)
+    }
+
+    /// A batch one listener alone gets (a late handler's initial adds): there is nothing to
+    /// share ([`DeliveryBatch::is_shared`]).
+    pub(crate) fn for_one_listener(notes: Vec<(Notification<K>, bool)>, enqueued: Instant) -> Self {
+        Self::seen_as(notes, enqueued, false)
+    }
+
+    fn seen_as(notes: Vec<(Notification<K>, bool)>, enqueued: Instant, shared: bool) -> Self {
         let plain = notes.iter().filter(|(_, sync)| !sync).count() as u64;
         let initial = notes.iter().filter(|(n, _)| n.is_initial_add()).count() as u64;
+        let seen_as = Arc::new(DeliveryBatch {
+            len: notes.len(),
+            shared,
+        });
         Batch {
             notes,
             enqueued,
             plain,
             initial,
-            shared: OnceLock::new(),
+            seen_as,
         }
-    }
-
-    /// A batch one listener alone gets (a late handler's initial adds): there is nothing to
-    /// share, so handler adapters find no room for it in [`Batch::shared`].
-    pub(crate) fn for_one_listener(notes: Vec<(Notification<K>, bool)>, enqueued: Instant) -> Self {
-        let batch = Batch::new(notes, enqueued);
-        let _ = batch.shared.set(Box::new(NotShared));
-        batch
     }
 
     /// How many notifications a listener gets from this batch: all, or all but the resyncs.
@@ -95,39 +98,105 @@ impl<K> Batch<K> {
     }
 }
 
-/// What [`Batch::shared`] holds in a batch for one listener.
-struct NotShared;
-
-thread_local! {
-    /// The batch and index of the notification this thread is delivering, so a handler adapter
-    /// can find what other handlers of the same notification left for it ([`Batch::shared`]).
-    static DELIVERING_NOTE: RefCell<Option<(Arc<dyn Any + Send + Sync>, usize)>> =
-        const { RefCell::new(None) };
+/// The batch a notification is delivered from, as handlers see it: one per batch of
+/// notifications the informer popped, handed to every handler of the informer, and alive as long
+/// as a handler has notifications of the batch still to take (hold a `Weak` to notice the end).
+/// Handler adapters use it to share work per notification between the handlers of one informer
+/// (the compact informer's typed handlers decode each object once for all of them).
+#[derive(Debug)]
+pub struct DeliveryBatch {
+    len: usize,
+    shared: bool,
 }
 
-/// Marks `batch` as the one this thread delivers from (`None`: none any more).
-pub(crate) fn set_delivering_batch(batch: Option<Arc<dyn Any + Send + Sync>>) {
-    DELIVERING_NOTE.with_borrow_mut(|current| *current = batch.map(|b| (b, 0)));
+impl DeliveryBatch {
+    /// How many notifications the batch holds ([`Delivery::index`] is below it).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the batch holds no notifications.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether other handlers get the batch too; false for a batch one handler alone gets (a
+    /// handler registered late receives the cache's objects as its own initial adds).
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
 }
 
-/// Marks notification `index` of the delivering batch as the one being delivered.
-pub(crate) fn set_delivering_index(index: usize) {
-    DELIVERING_NOTE.with_borrow_mut(|current| {
-        if let Some((_, i)) = current {
-            *i = index;
+/// One notification as the informer hands it to a handler
+/// ([`ResourceEventHandler::on_delivery`]): what happened, and where it sits — which batch,
+/// which place in it — so that handlers of one informer can share work per notification.
+pub struct Delivery<'a, K> {
+    note: &'a Notification<K>,
+    batch: &'a Arc<DeliveryBatch>,
+    index: usize,
+}
+
+impl<'a, K> Delivery<'a, K> {
+    pub(crate) fn new(
+        note: &'a Notification<K>,
+        batch: &'a Arc<DeliveryBatch>,
+        index: usize,
+    ) -> Self {
+        Delivery { note, batch, index }
+    }
+
+    pub(crate) fn note(&self) -> &'a Notification<K> {
+        self.note
+    }
+
+    /// The batch the notification comes from.
+    pub fn batch(&self) -> &'a Arc<DeliveryBatch> {
+        self.batch
+    }
+
+    /// The notification's place in its batch.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// What the notification says.
+    pub fn notified(&self) -> Notified<'a, K> {
+        match self.note {
+            Notification::Add {
+                obj,
+                is_in_initial_list,
+            } => Notified::Add {
+                obj,
+                is_in_initial_list: *is_in_initial_list,
+            },
+            Notification::Update { old, new } => Notified::Update { old, new },
+            Notification::Delete(d) => Notified::Delete(d),
         }
-    });
+    }
+
+    /// Calls `handler`'s `on_add`, `on_update` or `on_delete` with the notification.
+    pub fn deliver_to<H: ResourceEventHandler<K> + ?Sized>(&self, handler: &H) {
+        self.note.deliver(handler)
+    }
 }
 
-/// Runs `f` on the batch (as the thread holds it, and as `Batch<K>` if it holds
-/// `Notification<K>`s) and index of the notification being delivered on this thread; `None`
-/// outside a listener's delivery. Borrowed, not cloned: every handler asks for every
-/// notification, and a clone's count would be one cache line for all delivery threads.
-pub(crate) fn with_delivering_note<K: Send + Sync + 'static, R>(
-    f: impl FnOnce(&Arc<dyn Any + Send + Sync>, &Batch<K>, usize) -> R,
-) -> Option<R> {
-    DELIVERING_NOTE.with_borrow(|current| {
-        let (any, index) = current.as_ref()?;
-        Some(f(any, any.downcast_ref::<Batch<K>>()?, *index))
-    })
+/// What a notification says, as [`Delivery::notified`] lends it: the arguments of
+/// `on_add`, `on_update` or `on_delete`.
+pub enum Notified<'a, K> {
+    /// An object appeared (`on_add`).
+    Add {
+        /// The object.
+        obj: &'a Arc<K>,
+        /// Whether it is part of the initial list.
+        is_in_initial_list: bool,
+    },
+    /// An object changed (`on_update`).
+    Update {
+        /// The object before.
+        old: &'a Arc<K>,
+        /// The object after.
+        new: &'a Arc<K>,
+    },
+    /// An object was deleted (`on_delete`).
+    Delete(&'a DeletedObject<K>),
 }

@@ -260,6 +260,16 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
             },
         ))
         .unwrap();
+    // A second caller gets the same compact informer: its handlers share the first's decodes.
+    let (tx, mut second_updates) = tokio::sync::mpsc::unbounded_channel();
+    factory
+        .compact_informer::<ConfigMap>()
+        .add_event_handler(ResourceEventHandlerFuncs::new().on_update(
+            move |_, new: &Arc<ConfigMap>| {
+                let _ = tx.send(new.clone());
+            },
+        ))
+        .unwrap();
     factory.start();
     assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
     for name in ["a", "b"] {
@@ -302,6 +312,11 @@ async fn the_factory_compact_informer_reads_what_the_server_holds() {
     assert_eq!(patch.status, 200);
     let updated = support::named(&mut updates, "b").await;
     assert_eq!(updated.data.as_ref().unwrap()["k"], "changed");
+    let second = support::named(&mut second_updates, "b").await;
+    assert!(
+        Arc::ptr_eq(&updated, &second),
+        "two callers' handlers decoded the update twice"
+    );
     assert_eq!(*updated, api.get("b").await.unwrap());
     factory.shutdown().await;
 }

@@ -61,6 +61,18 @@ fn io_error(e: hyper::Error) -> std::io::Error {
     std::io::Error::other(e)
 }
 
+/// A gzip stream (`compressed`'s chunks) decompressed as response bodies are: concatenated
+/// members read as one stream, as Go's gzip reader does, and at most [`DECODED_CHUNK`] bytes
+/// at a time.
+pub fn gunzip<S>(compressed: S) -> ReaderStream<GzipDecoder<StreamReader<S, Bytes>>>
+where
+    S: Stream<Item = std::io::Result<Bytes>>,
+{
+    let mut decoder = GzipDecoder::new(StreamReader::new(compressed));
+    decoder.multiple_members(true);
+    ReaderStream::with_capacity(decoder, DECODED_CHUNK)
+}
+
 impl ResponseBody {
     /// The body of `resp`, decoded as its `Content-Encoding` says (`gzip` or none).
     pub(crate) fn of(resp: Response<Incoming>) -> Result<ResponseBody, Error> {
@@ -75,12 +87,9 @@ impl ResponseBody {
             }),
             Some("gzip") => {
                 let compressed: Compressed = body.map_err(io_error as fn(_) -> _);
-                let mut decoder = GzipDecoder::new(StreamReader::new(compressed));
-                // Go's gzip reader reads concatenated members as one stream.
-                decoder.multiple_members(true);
                 Ok(ResponseBody {
                     inner: Inner::Gzip {
-                        body: ReaderStream::with_capacity(decoder, DECODED_CHUNK),
+                        body: gunzip(compressed),
                     },
                 })
             }

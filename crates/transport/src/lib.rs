@@ -16,7 +16,7 @@ mod secret;
 mod tls;
 
 pub use api::{Api, Deleted};
-pub use body::{ResponseBody, DECODED_CHUNK};
+pub use body::{gunzip, ResponseBody, DECODED_CHUNK};
 pub use client::{Client, ListItems};
 pub use config::kubeconfig::Kubeconfig;
 pub use config::{AuthConfig, Config, Identity, Impersonate, KubeConfigOptions};

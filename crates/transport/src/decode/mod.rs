@@ -5,6 +5,8 @@ mod json_text;
 mod list;
 mod naming;
 pub(crate) mod protobuf;
+#[cfg(test)]
+mod protobuf_differential;
 mod protobuf_kinds;
 mod protobuf_list;
 mod raw_json;
@@ -14,5 +16,6 @@ mod watch;
 
 pub use list::{ListDecoder, ListStream};
 pub use protobuf_kinds::ItemKind;
+pub use protobuf_list::ListSplitter;
 pub use trim::{exact_copy, keep, Trim};
 pub use watch::{decode_event, WatchDecoder, WatchEventStream, DEFAULT_MAX_OBJECT_SIZE};

@@ -19,11 +19,12 @@
 use std::fmt;
 
 use base64::Engine as _;
-use kcache_core::{Error, ListMeta, RAW_VALUE_TOKEN};
+use kcache_codec::{MetaKind, OBJECT_META, OBJECT_META_LEN, RAW_VALUE_TOKEN};
+use kcache_core::{Error, ListMeta};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::forward_to_deserialize_any;
 
-use super::protobuf_kinds::{config_map, secret};
+use super::protobuf_kinds::ItemKind;
 use super::raw_json;
 
 /// What every Kubernetes protobuf body starts with.
@@ -175,7 +176,7 @@ fn item_name(item: &[u8]) -> Option<String> {
 }
 
 /// The last length-delimited field `number` of a message, if any.
-fn message(buf: &[u8], number: u64) -> Result<Option<&[u8]>, Error> {
+pub(super) fn message(buf: &[u8], number: u64) -> Result<Option<&[u8]>, Error> {
     let mut found = None;
     let mut f = fields(buf);
     while let Some((n, v)) = f.next_field()? {
@@ -216,12 +217,8 @@ pub(super) fn utf8(bytes: &[u8]) -> Result<&str, DeError> {
 
 /// A value of an item, seen as the JSON value the server would have sent for it.
 pub(super) enum Node<'a> {
-    /// A `PartialObjectMetadata` {1: metadata}.
-    PartialObjectMetadata(&'a [u8]),
-    /// A core/v1 `ConfigMap` (`protobuf_kinds`).
-    ConfigMap(&'a [u8]),
-    /// A core/v1 `Secret` (`protobuf_kinds`).
-    Secret(&'a [u8]),
+    /// A list item of a kind `protobuf_kinds` describes.
+    Item(ItemKind, &'a [u8]),
     Str(&'a str),
     /// A string not yet checked to be UTF-8 (an element of a repeated string field).
     Text(&'a [u8]),
@@ -436,14 +433,7 @@ fn list<'a>(
 impl<'de> Node<'de> {
     fn visit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
         match self {
-            Node::PartialObjectMetadata(buf) => {
-                let meta = message(buf, 1)?.unwrap_or_default();
-                visitor.visit_map(Members::new([
-                    Some(("apiVersion", Node::Str("meta.k8s.io/v1"))),
-                    Some(("kind", Node::Str("PartialObjectMetadata"))),
-                    Some(("metadata", Node::ObjectMeta(meta))),
-                ]))
-            }
+            Node::Item(kind, buf) => kind.visit(buf, visitor),
             Node::Str(s) => visitor.visit_borrowed_str(s),
             Node::Text(b) => visitor.visit_borrowed_str(utf8(b)?),
             Node::Owned(s) => visitor.visit_string(s),
@@ -453,8 +443,6 @@ impl<'de> Node<'de> {
             Node::ObjectMeta(buf) => object_meta(buf, visitor),
             Node::OwnerReference(buf) => owner_reference(buf, visitor),
             Node::ManagedFieldsEntry(buf) => managed_fields_entry(buf, visitor),
-            Node::ConfigMap(buf) => config_map(buf, visitor),
-            Node::Secret(buf) => secret(buf, visitor),
             Node::StringMap(entries) => visitor.visit_map(StringMap {
                 entries: entries.into_iter(),
                 bytes: false,
@@ -535,60 +523,58 @@ impl<'de> de::Deserializer<'de> for Node<'de> {
     }
 }
 
-/// The parts of one `ObjectMeta`, in wire order, before they are presented in their keys' order.
+/// One `ObjectMeta` member's values as they came on the wire: the last of a singular field, every
+/// element of a repeated one.
 #[derive(Default)]
-struct Meta<'a> {
-    /// Fields 1–15 that are strings (name, generateName, namespace, selfLink, uid,
-    /// resourceVersion, clusterName) or messages (the two timestamps), by field number.
-    single: [Option<&'a [u8]>; 16],
-    generation: Option<i64>,
-    grace: Option<i64>,
-    labels: Vec<&'a [u8]>,
-    annotations: Vec<&'a [u8]>,
-    owners: Vec<&'a [u8]>,
-    finalizers: Vec<&'a [u8]>,
-    managed: Vec<&'a [u8]>,
+struct Wire<'a> {
+    bytes: Option<&'a [u8]>,
+    int: Option<i64>,
+    items: Vec<&'a [u8]>,
 }
 
+/// An `ObjectMeta` message as the JSON object the server would send: its members are
+/// kcache-codec's table of `ObjectMeta` ([`OBJECT_META`]: key, field number, kind), presented in
+/// the table's order, which is their keys' order — a reader that keeps objects sorted by key (as
+/// kcache-compact's tree does) then has nothing to sort.
 fn object_meta<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V::Value, DeError> {
-    let mut m = Meta::default();
+    let mut wire: [Wire<'de>; OBJECT_META_LEN] = Default::default();
     let mut f = fields(buf);
     while let Some((n, v)) = f.next_field()? {
-        match (n, v) {
-            (7, Value::Varint(g)) => m.generation = Some(g as i64),
-            (10, Value::Varint(g)) => m.grace = Some(g as i64),
-            (11, Value::Bytes(b)) => m.labels.push(b),
-            (12, Value::Bytes(b)) => m.annotations.push(b),
-            (13, Value::Bytes(b)) => m.owners.push(b),
-            (14, Value::Bytes(b)) => m.finalizers.push(b),
-            (17, Value::Bytes(b)) => m.managed.push(b),
-            (1..=15, Value::Bytes(b)) => m.single[n as usize] = Some(b),
+        let Some(at) = OBJECT_META.iter().position(|m| u64::from(m.proto) == n) else {
+            continue;
+        };
+        let slot = &mut wire[at];
+        match (OBJECT_META[at].kind, v) {
+            (MetaKind::Int { .. }, Value::Varint(i)) => slot.int = Some(i as i64),
+            (MetaKind::String | MetaKind::Time, Value::Bytes(b)) => slot.bytes = Some(b),
+            (
+                MetaKind::StringMap
+                | MetaKind::Strings
+                | MetaKind::OwnerReferences
+                | MetaKind::ManagedFields,
+                Value::Bytes(b),
+            ) => slot.items.push(b),
+            // A known field number with another wire type: not what apimachinery writes.
             _ => {}
         }
     }
-    // Members in the order of their keys: a reader that keeps objects sorted by key (as
-    // kcache-compact's tree does) then has nothing to sort.
-    visitor.visit_map(Members::new([
-        map("annotations", m.annotations, Node::StringMap),
-        string("clusterName", m.single[15])?,
-        time("creationTimestamp", m.single[8])?,
-        m.grace
-            .map(|g| ("deletionGracePeriodSeconds", Node::Int(g))),
-        time("deletionTimestamp", m.single[9])?,
-        list("finalizers", m.finalizers, Node::Text),
-        string("generateName", m.single[2])?,
-        m.generation
-            .filter(|g| *g != 0)
-            .map(|g| ("generation", Node::Int(g))),
-        map("labels", m.labels, Node::StringMap),
-        list("managedFields", m.managed, Node::ManagedFieldsEntry),
-        string("name", m.single[1])?,
-        string("namespace", m.single[3])?,
-        list("ownerReferences", m.owners, Node::OwnerReference),
-        string("resourceVersion", m.single[6])?,
-        string("selfLink", m.single[4])?,
-        string("uid", m.single[5])?,
-    ]))
+    let mut members: [Option<(&'static str, Node<'de>)>; OBJECT_META_LEN] = Default::default();
+    for ((member, wire), out) in OBJECT_META.iter().zip(wire).zip(&mut members) {
+        let key = member.name;
+        *out = match member.kind {
+            MetaKind::String => string(key, wire.bytes)?,
+            MetaKind::Time => time(key, wire.bytes)?,
+            MetaKind::Int { omit_zero } => wire
+                .int
+                .filter(|i| !omit_zero || *i != 0)
+                .map(|i| (key, Node::Int(i))),
+            MetaKind::StringMap => map(key, wire.items, Node::StringMap),
+            MetaKind::Strings => list(key, wire.items, Node::Text),
+            MetaKind::OwnerReferences => list(key, wire.items, Node::OwnerReference),
+            MetaKind::ManagedFields => list(key, wire.items, Node::ManagedFieldsEntry),
+        };
+    }
+    visitor.visit_map(Members::new(members))
 }
 
 /// `OwnerReference` {1: kind, 3: name, 4: uid, 5: apiVersion, 6: controller,

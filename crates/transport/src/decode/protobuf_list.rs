@@ -97,6 +97,16 @@ impl ListSplitter {
         self.kind
     }
 
+    /// Decodes item `index` of the list (bytes [`push`](Self::push) handed over) as `K`, seen
+    /// as the JSON object the server's JSON list would hold; the error names the item.
+    pub fn decode_item<K: serde::de::DeserializeOwned>(
+        &self,
+        index: usize,
+        item: &[u8],
+    ) -> Result<K, Error> {
+        self.kind.decoder()(index, item)
+    }
+
     /// The list's metadata, once it has been read (it comes before the items).
     pub fn metadata(&self) -> Option<&ListMeta> {
         self.list_meta.as_ref()

@@ -10,7 +10,7 @@
 
 use std::cell::RefCell;
 
-use kcache_core::RAW_VALUE_TOKEN;
+use kcache_codec::RAW_VALUE_TOKEN;
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 

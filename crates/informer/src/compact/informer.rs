@@ -2,14 +2,15 @@
 //! decodes the wire straight into the shared tree, the DeltaFIFO and the cache hold it — while
 //! user code stays typed: handlers receive `Arc<K>` (or, registered with
 //! `add_lazy_event_handler`, a [`LazyTyped<K>`] decoded only if read), `get_by_key`/`list`/
-//! `by_index` return `Arc<K>`, index functions can take `&K` ([`typed_index`](crate::typed_index)).
+//! `by_index` return `Arc<K>`, index functions can take `&K` ([`typed_index`](crate::typed_index),
+//! [`TypedIndexes`](crate::TypedIndexes)).
 //!
 //! Why a cache would want it: a cached object then costs its unique fields only (a realistic pod
 //! about 1.5 KB where a decoded k8s-openapi `Pod` costs about 32 KB), and a relist's new copies share
 //! every equal subtree with the cached ones, so a relist does not hold a second copy of the cache.
 //! What it costs: a typed read is a decode of `K` from the shared tree (no JSON text; time grows
 //! with the object's size), done per read, and once per object of an event for all handlers
-//! (the handlers share one typed copy, see `typed_copies`; lazy handlers that read only metadata
+//! (the handlers share one typed copy, see `copies`; lazy handlers that read only metadata
 //! decode nothing); the typed copy lives as long as the
 //! caller keeps it. A controller that reads its whole cache in a tight loop, or wants
 //! `Arc::ptr_eq` identity between reads, should use the plain [`SharedIndexInformer<K>`].
@@ -27,11 +28,11 @@ use kcache_store::{Indexer, Indexers};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 
-use crate::lazy_typed::LazyTyped;
-use crate::typed_copies::{typed, Side, TypedCopies};
+use super::copies::{typed, At, Cursor, Side, TypedCopies};
+use super::lazy::LazyTyped;
 use crate::{
-    InformerError, InformerOptions, ResourceEventHandler, ResourceEventHandlerRegistration,
-    SharedIndexInformer,
+    Delivery, InformerError, InformerOptions, Notified, ResourceEventHandler,
+    ResourceEventHandlerRegistration, SharedIndexInformer,
 };
 
 /// A shared index informer that keeps `K` compactly and hands user code typed `K`s.
@@ -53,9 +54,9 @@ impl<K> Clone for CompactInformer<K> {
     }
 }
 
-/// Wraps an informer over `Compact<K>`; typed handlers added through this value share typed
-/// copies with each other (handlers added through another wrapper of the same informer may
-/// decode their own).
+/// Wraps an informer over `Compact<K>`; typed handlers added through this value (and its
+/// clones) share typed copies with each other (handlers added through another wrapper of the
+/// same informer decode their own: keep one wrapper per informer, as the factory does).
 impl<K: DeserializeOwned + Send + Sync + 'static> From<SharedIndexInformer<Compact<K>>>
     for CompactInformer<K>
 {
@@ -136,6 +137,7 @@ impl<K: DeserializeOwned + Send + Sync + 'static> CompactInformer<K> {
         let typed = Typed::<K, _, M> {
             handler,
             copies: self.copies.clone(),
+            cursor: Cursor::new(),
             handing: PhantomData,
         };
         let registration = match resync_period {
@@ -218,8 +220,10 @@ trait Handing<K>: 'static {
     type Handed: Send + Sync + 'static;
     fn hand(
         copies: &TypedCopies<K>,
+        cursor: &Cursor<K>,
         obj: &Arc<Compact<K>>,
         side: Side,
+        at: Option<At<'_>>,
     ) -> Option<Arc<Self::Handed>>;
 }
 
@@ -227,8 +231,14 @@ struct Decoded;
 
 impl<K: DeserializeOwned + Send + Sync + 'static> Handing<K> for Decoded {
     type Handed = K;
-    fn hand(copies: &TypedCopies<K>, obj: &Arc<Compact<K>>, side: Side) -> Option<Arc<K>> {
-        copies.get(obj, side)
+    fn hand(
+        copies: &TypedCopies<K>,
+        cursor: &Cursor<K>,
+        obj: &Arc<Compact<K>>,
+        side: Side,
+        at: Option<At<'_>>,
+    ) -> Option<Arc<K>> {
+        copies.get(cursor, obj, side, at)
     }
 }
 
@@ -238,21 +248,72 @@ impl<K: DeserializeOwned + Send + Sync + 'static> Handing<K> for Lazily {
     type Handed = LazyTyped<K>;
     fn hand(
         copies: &TypedCopies<K>,
+        cursor: &Cursor<K>,
         obj: &Arc<Compact<K>>,
         side: Side,
+        at: Option<At<'_>>,
     ) -> Option<Arc<LazyTyped<K>>> {
-        Some(copies.get_lazy(obj, side))
+        Some(copies.get_lazy(cursor, obj, side, at))
     }
 }
 
 /// A typed handler registered on the informer over `Compact<K>`: each notification's objects
-/// are handed to it as `M` makes them (shared with the informer's other typed handlers).
+/// are handed to it as `M` makes them, shared with the informer's other typed handlers by the
+/// notification's place ([`Delivery`]).
 struct Typed<K, H, M> {
     handler: H,
     copies: Arc<TypedCopies<K>>,
+    cursor: Cursor<K>,
     handing: PhantomData<fn() -> M>,
 }
 
+impl<K, H, M> Typed<K, H, M>
+where
+    K: DeserializeOwned + Send + Sync + 'static,
+    M: Handing<K>,
+    H: ResourceEventHandler<M::Handed>,
+{
+    fn hand(
+        &self,
+        obj: &Arc<Compact<K>>,
+        side: Side,
+        at: Option<At<'_>>,
+    ) -> Option<Arc<M::Handed>> {
+        M::hand(&self.copies, &self.cursor, obj, side, at)
+    }
+
+    fn add(&self, obj: &Arc<Compact<K>>, is_in_initial_list: bool, at: Option<At<'_>>) {
+        if let Some(obj) = self.hand(obj, Side::New, at) {
+            self.handler.on_add(&obj, is_in_initial_list);
+        }
+    }
+
+    fn update(&self, old: &Arc<Compact<K>>, new: &Arc<Compact<K>>, at: Option<At<'_>>) {
+        let old = self.hand(old, Side::Old, at);
+        if let (Some(old), Some(new)) = (old, self.hand(new, Side::New, at)) {
+            self.handler.on_update(&old, &new);
+        }
+    }
+
+    fn delete(&self, obj: &DeletedObject<Compact<K>>, at: Option<At<'_>>) {
+        let deleted = match obj {
+            DeletedObject::Object(o) => match self.hand(o, Side::Old, at) {
+                Some(o) => DeletedObject::Object(o),
+                None => return,
+            },
+            DeletedObject::Tombstone(t) => {
+                DeletedObject::Tombstone(Box::new(DeletedFinalStateUnknown {
+                    key: t.key.clone(),
+                    obj: t.obj.as_ref().and_then(|o| self.hand(o, Side::Old, at)),
+                }))
+            }
+        };
+        self.handler.on_delete(&deleted);
+    }
+}
+
+/// Called directly (outside an informer's delivery), each object is decoded for this handler
+/// alone; the informer delivers through `on_delivery`, where the copies are shared.
 impl<K, H, M> ResourceEventHandler<Compact<K>> for Typed<K, H, M>
 where
     K: DeserializeOwned + Send + Sync + 'static,
@@ -260,34 +321,26 @@ where
     H: ResourceEventHandler<M::Handed>,
 {
     fn on_add(&self, obj: &Arc<Compact<K>>, is_in_initial_list: bool) {
-        if let Some(obj) = M::hand(&self.copies, obj, Side::New) {
-            self.handler.on_add(&obj, is_in_initial_list);
-        }
+        self.add(obj, is_in_initial_list, None)
     }
 
     fn on_update(&self, old: &Arc<Compact<K>>, new: &Arc<Compact<K>>) {
-        let old = M::hand(&self.copies, old, Side::Old);
-        if let (Some(old), Some(new)) = (old, M::hand(&self.copies, new, Side::New)) {
-            self.handler.on_update(&old, &new);
-        }
+        self.update(old, new, None)
     }
 
     fn on_delete(&self, obj: &DeletedObject<Compact<K>>) {
-        let deleted = match obj {
-            DeletedObject::Object(o) => match M::hand(&self.copies, o, Side::Old) {
-                Some(o) => DeletedObject::Object(o),
-                None => return,
-            },
-            DeletedObject::Tombstone(t) => {
-                DeletedObject::Tombstone(Box::new(DeletedFinalStateUnknown {
-                    key: t.key.clone(),
-                    obj: t
-                        .obj
-                        .as_ref()
-                        .and_then(|o| M::hand(&self.copies, o, Side::Old)),
-                }))
-            }
-        };
-        self.handler.on_delete(&deleted);
+        self.delete(obj, None)
+    }
+
+    fn on_delivery(&self, delivery: &Delivery<'_, Compact<K>>) {
+        let at = Some((delivery.batch(), delivery.index()));
+        match delivery.notified() {
+            Notified::Add {
+                obj,
+                is_in_initial_list,
+            } => self.add(obj, is_in_initial_list, at),
+            Notified::Update { old, new } => self.update(old, new, at),
+            Notified::Delete(obj) => self.delete(obj, at),
+        }
     }
 }

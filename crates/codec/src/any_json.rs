@@ -1,56 +1,50 @@
-//! Values that every JSON value decodes as, kept whole: `ObjectMeta`'s untyped members and
-//! k8s-openapi's `FieldsV1` (`managedFields[].fieldsV1`).
+//! Values that every JSON value decodes as, kept whole: kcache-core's `ObjectMeta`'s untyped
+//! members and `FieldsV1`, k8s-openapi's `FieldsV1` (`managedFields[].fieldsV1`).
 //!
 //! Why: a decoder that only checks that an object decodes as its type, and drops the result
 //! (kcache-compact checks every `Compact<K>` it builds), need not build such a value, since
 //! whatever the JSON holds there, it decodes. Building it is most of a check's cost for a
 //! typical object: `managedFields` is a tree of small maps, each allocated and freed. These types
-//! ask for a newtype struct (`deserialize_newtype_struct`), which is where a checking decoder
-//! sees their type ([`accepts_any_json`]) and can hand them `null` instead of the subtree; every
-//! other decoder reads them as usual.
+//! ask for a newtype struct by a name a checking decoder recognizes ([`accepts_any_json`]) and
+//! can hand them `null` instead of the subtree; every other decoder reads them as usual.
 
-use std::any::type_name;
 use std::fmt;
 
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-/// Whether decoding a `T` accepts every JSON value and keeps it as it is, so that a decoder
-/// that only checks an object may give it `null` in place of the value (see the module docs).
-/// True for [`FieldsV1`](crate::FieldsV1), k8s-openapi's `FieldsV1` (with the `k8s-openapi`
-/// feature) and the untyped members of [`ObjectMeta`](crate::ObjectMeta); false for everything
-/// else, `serde_json::Value` included (a type holding a `Value` may still reject some of them).
-pub fn accepts_any_json<T: ?Sized>() -> bool {
-    let name = type_name::<T>();
-    name == type_name::<AnyJson>() || name == type_name::<crate::FieldsV1>() || is_fields_v1(name)
+/// The newtype name [`AnyJson`] asks for: a token no other type uses.
+pub const ANY_JSON_TOKEN: &str = "$kcache_codec::AnyJson";
+
+/// The newtype name of Kubernetes' `metav1.FieldsV1` as k8s-openapi decodes it
+/// (`struct FieldsV1(serde_json::Value)`, through `deserialize_newtype_struct("FieldsV1", ..)`):
+/// by the API's definition, any JSON.
+const K8S_FIELDS_V1: &str = "FieldsV1";
+
+/// Whether a newtype struct that asks for `name` accepts every JSON value and keeps it as it is,
+/// so that a decoder that only checks an object may hand it `null` in place of the value (see the
+/// module docs): [`AnyJson`] (kcache-core's untyped `ObjectMeta` members) and k8s-openapi's
+/// `FieldsV1`. serde_json's `RawValue` handshake ([`RAW_VALUE_TOKEN`](crate::RAW_VALUE_TOKEN),
+/// kcache-core's `FieldsV1`) is not among them: such a type wants a text, and any JSON text
+/// (`null`) does.
+pub fn accepts_any_json(name: &str) -> bool {
+    name == ANY_JSON_TOKEN || name == K8S_FIELDS_V1
 }
 
-#[cfg(feature = "k8s-openapi")]
-fn is_fields_v1(name: &str) -> bool {
-    // k8s-openapi's `FieldsV1` is `struct FieldsV1(serde_json::Value)`, decoded through
-    // `deserialize_newtype_struct("FieldsV1", ..)` then `Value::deserialize`.
-    name == type_name::<k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1>()
-}
-
-#[cfg(not(feature = "k8s-openapi"))]
-fn is_fields_v1(_: &str) -> bool {
-    false
-}
-
-/// A JSON value decoded through `deserialize_newtype_struct`, so that a checking decoder can
-/// recognize it ([`accepts_any_json`]).
-pub(crate) struct AnyJson(pub(crate) Value);
+/// A JSON value decoded through `deserialize_newtype_struct(ANY_JSON_TOKEN, ..)`, so that a
+/// checking decoder can recognize it ([`accepts_any_json`]).
+pub struct AnyJson(pub Value);
 
 impl<'de> Deserialize<'de> for AnyJson {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_newtype_struct("AnyJson", AnyJsonVisitor)
+        d.deserialize_newtype_struct(ANY_JSON_TOKEN, AnyJsonVisitor)
     }
 }
 
 /// Takes the newtype's inner value; also takes a value directly, for deserializers that answer
 /// a newtype struct with the value itself.
-pub(crate) struct AnyJsonVisitor;
+pub struct AnyJsonVisitor;
 
 impl<'de> Visitor<'de> for AnyJsonVisitor {
     type Value = AnyJson;
@@ -146,21 +140,48 @@ mod tests {
         );
     }
 
-    #[test]
-    fn only_whole_value_types_accept_any_json() {
-        assert!(accepts_any_json::<AnyJson>());
-        assert!(accepts_any_json::<crate::FieldsV1>());
-        assert!(!accepts_any_json::<Value>());
-        assert!(!accepts_any_json::<String>());
-        assert!(!accepts_any_json::<crate::ObjectMeta>());
+    /// A deserializer that records the newtype name it is asked for.
+    struct NewtypeName;
+
+    impl<'de> Deserializer<'de> for NewtypeName {
+        type Error = de::value::Error;
+
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a newtype"))
+        }
+
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom(name))
+        }
+
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        }
     }
 
-    #[cfg(feature = "k8s-openapi")]
+    fn newtype_name<T: for<'de> Deserialize<'de>>() -> String {
+        match T::deserialize(NewtypeName) {
+            Err(e) => e.to_string(),
+            Ok(_) => unreachable!("NewtypeName never decodes"),
+        }
+    }
+
+    /// The types the shortcut is for ask for the names it recognizes; others do not.
     #[test]
-    fn fields_v1_accepts_any_json() {
+    fn only_whole_value_types_ask_for_an_any_json_name() {
         use k8s_openapi::apimachinery::pkg::apis::meta::v1::FieldsV1;
-        assert!(accepts_any_json::<FieldsV1>());
-        // What the shortcut relies on: any JSON decodes as `FieldsV1`, through a newtype.
+        assert!(accepts_any_json(&newtype_name::<AnyJson>()));
+        assert!(accepts_any_json(&newtype_name::<FieldsV1>()));
+        assert!(!accepts_any_json(&newtype_name::<Value>()));
+        assert!(!accepts_any_json(&newtype_name::<
+            Box<serde_json::value::RawValue>,
+        >()));
+        // What the shortcut relies on: any JSON decodes as k8s-openapi's `FieldsV1`.
         for v in [
             json!(null),
             json!([1, "x"]),
