@@ -1,5 +1,5 @@
 //! The plain ConfigMap informer alone in a binary of its own, as `krbench` is kube-rs's
-//! reflector alone: `cargo run --release -p kcache-bench --example informer_alone -- KUBECONFIG`
+//! reflector alone: `cargo run --profile bench-release -p kcache-bench --example informer_alone -- KUBECONFIG`
 //! prints one JSON line with `sync_seconds`, `objects` and `peak_rss_bytes` (VmHWM).
 //!
 //! Why it exists: peak RSS counts the binary's code pages a process touches, and kcache-bench
