@@ -1,7 +1,10 @@
 //! Project automation. `cargo xtask ci` is the command `.ci/run` and README call.
 //!
-//! - `ci`: every integration test file compiled (`test_layout`), rustfmt check, clippy with
-//!   `-D warnings`, then the whole test suite with every feature on.
+//! - `ci`: every integration test file compiled (`test_layout`), docs/architecture.md's
+//!   dependency table against `cargo metadata` (`dependency_table`), rustfmt check, clippy with
+//!   `-D warnings`, the whole test suite with every feature on, `cargo publish --workspace
+//!   --dry-run` of every published crate (`publish`), then the test suite again on the
+//!   workspace's `rust-version` toolchain (`msrv`).
 //! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
 //! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
 //!   `KUBEBUILDER_ASSETS` (controller-runtime's `setup-envtest use -p path 1.20.2` prints one).
@@ -13,11 +16,14 @@
 //!   benchmarks); prints the kubeconfig path.
 //! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
 
+mod dependency_table;
 mod e2e;
 mod envtest;
 mod envtest_up;
 mod integration_kind;
 mod kind;
+mod msrv;
+mod publish;
 mod report;
 mod soak;
 mod test_layout;
@@ -123,10 +129,12 @@ pub(crate) fn workspace_root() -> std::path::PathBuf {
 /// build gains nothing from incremental caches, which would double its target directory, nor
 /// from debug info: without it (and with std's stripped, which cargo then does) the test
 /// binaries are a third smaller. Panics still name their file and line.
-const CI_BUILD: &[(&str, &str)] = &[("CARGO_INCREMENTAL", "0"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
+pub(crate) const CI_BUILD: &[(&str, &str)] =
+    &[("CARGO_INCREMENTAL", "0"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
 
 fn ci() -> Result<(), String> {
     test_layout::check(&workspace_root())?;
+    dependency_table::check(&workspace_root())?;
     cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cargo(
         &[
@@ -142,7 +150,9 @@ fn ci() -> Result<(), String> {
     )?;
     // One test build with every feature on (the Prometheus metrics tests, the facade's optional
     // crates): no test needs a feature off, and a second build would double CI's target dir.
-    cargo(&["test", "--workspace", "--all-features"], CI_BUILD)
+    cargo(&["test", "--workspace", "--all-features"], CI_BUILD)?;
+    publish::dry_run()?;
+    msrv::test()
 }
 
 fn integration(args: &[String]) -> Result<(), Failure> {

@@ -4,45 +4,40 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::{Object, OwnerRef, Resource};
+use crate::{Object, ObjectMetaFields, OwnerRef, Resource};
 
-impl<T> Object for T
-where
-    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
-{
+impl ObjectMetaFields for ObjectMeta {
     fn name(&self) -> &str {
-        self.metadata().name.as_deref().unwrap_or("")
+        self.name.as_deref().unwrap_or("")
     }
     fn namespace(&self) -> Option<&str> {
-        self.metadata().namespace.as_deref()
+        self.namespace.as_deref()
     }
     fn resource_version(&self) -> Option<&str> {
-        self.metadata().resource_version.as_deref()
+        self.resource_version.as_deref()
     }
     fn uid(&self) -> Option<&str> {
-        self.metadata().uid.as_deref()
+        self.uid.as_deref()
     }
     fn labels(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata().labels.as_ref()
+        self.labels.as_ref()
     }
     fn annotations(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata().annotations.as_ref()
+        self.annotations.as_ref()
     }
     fn generation(&self) -> Option<i64> {
-        self.metadata().generation
+        self.generation
     }
     fn is_deleting(&self) -> bool {
-        self.metadata().deletion_timestamp.is_some()
+        self.deletion_timestamp.is_some()
     }
     fn has_finalizer(&self, name: &str) -> bool {
-        self.metadata()
-            .finalizers
+        self.finalizers
             .as_ref()
             .is_some_and(|f| f.iter().any(|x| x == name))
     }
     fn owner_references(&self) -> Vec<OwnerRef<'_>> {
-        self.metadata()
-            .owner_references
+        self.owner_references
             .iter()
             .flatten()
             .map(|r| OwnerRef {
@@ -54,6 +49,42 @@ where
                 block_owner_deletion: r.block_owner_deletion == Some(true),
             })
             .collect()
+    }
+}
+
+impl<T> Object for T
+where
+    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
+{
+    fn name(&self) -> &str {
+        self.metadata().name()
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.metadata().namespace()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        ObjectMetaFields::resource_version(self.metadata())
+    }
+    fn uid(&self) -> Option<&str> {
+        ObjectMetaFields::uid(self.metadata())
+    }
+    fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        ObjectMetaFields::labels(self.metadata())
+    }
+    fn annotations(&self) -> Option<&BTreeMap<String, String>> {
+        ObjectMetaFields::annotations(self.metadata())
+    }
+    fn generation(&self) -> Option<i64> {
+        ObjectMetaFields::generation(self.metadata())
+    }
+    fn is_deleting(&self) -> bool {
+        ObjectMetaFields::is_deleting(self.metadata())
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        ObjectMetaFields::has_finalizer(self.metadata(), name)
+    }
+    fn owner_references(&self) -> Vec<OwnerRef<'_>> {
+        ObjectMetaFields::owner_references(self.metadata())
     }
 }
 

@@ -41,7 +41,7 @@ pub use list::ObjectList;
 pub use managed_fields::{FieldsV1, ManagedFieldsEntry};
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
 pub use meta_check::{check_object_meta, checks_without_building};
-pub use object::{Object, OwnerRef};
+pub use object::{Object, ObjectMetaFields, OwnerRef};
 pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};
 pub use partial::{PartialObjectMeta, META_API_VERSION};
