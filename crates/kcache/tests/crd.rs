@@ -27,8 +27,9 @@ fn the_crd_schema_is_derived_from_the_spec_type() {
         "When to run, in cron syntax."
     );
     assert_eq!(props["replicas"]["type"], "integer");
-    assert_eq!(props["replicas"]["minimum"], 1);
-    assert_eq!(props["replicas"]["maximum"], 10);
+    // JSONSchemaProps holds bounds as f64.
+    assert_eq!(props["replicas"]["minimum"].as_f64(), Some(1.0));
+    assert_eq!(props["replicas"]["maximum"].as_f64(), Some(10.0));
     assert_eq!(props["replicas"]["nullable"], true);
     // Structural: nothing by reference, no meta-schema.
     let text = schema.to_string();
