@@ -1,8 +1,10 @@
 //! Project automation. `cargo xtask ci` is the command `.ci/run` and README call.
 //!
 //! - `ci`: every integration test file compiled (`test_layout`), no import circle between files
-//!   (`import_cycles`), rustfmt check, clippy with `-D warnings`, then the whole test suite with
-//!   every feature on.
+//!   (`import_cycles`), docs/architecture.md's dependency table against `cargo metadata`
+//!   (`dependency_table`), rustfmt check, clippy with `-D warnings`, the whole test suite with
+//!   every feature on, `cargo publish --workspace --dry-run` of every published crate
+//!   (`publish`), then the test suite again on the workspace's `rust-version` toolchain (`msrv`).
 //! - `integration --embedded`: the integration tier against kcache-testserver (also part of `ci`).
 //! - `integration --envtest`: the same test bodies against a real etcd + kube-apiserver found in
 //!   `KUBEBUILDER_ASSETS` (controller-runtime's `setup-envtest use -p path 1.20.2` prints one).
@@ -18,6 +20,7 @@
 //! - `fuzz [--seconds N] [TARGET...]`: each fuzz target of `fuzz/` run with cargo-fuzz for a
 //!   bounded time (60 s by default).
 
+mod dependency_table;
 mod discovery_snapshot;
 mod e2e;
 mod envtest;
@@ -26,6 +29,8 @@ mod fuzz;
 mod import_cycles;
 mod integration_kind;
 mod kind;
+mod msrv;
+mod publish;
 mod report;
 mod soak;
 mod test_layout;
@@ -133,11 +138,13 @@ pub(crate) fn workspace_root() -> std::path::PathBuf {
 /// build gains nothing from incremental caches, which would double its target directory, nor
 /// from debug info: without it (and with std's stripped, which cargo then does) the test
 /// binaries are a third smaller. Panics still name their file and line.
-const CI_BUILD: &[(&str, &str)] = &[("CARGO_INCREMENTAL", "0"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
+pub(crate) const CI_BUILD: &[(&str, &str)] =
+    &[("CARGO_INCREMENTAL", "0"), ("CARGO_PROFILE_DEV_DEBUG", "0")];
 
 fn ci() -> Result<(), String> {
     test_layout::check(&workspace_root())?;
     import_cycles::check(&workspace_root())?;
+    dependency_table::check(&workspace_root())?;
     cargo(&["fmt", "--all", "--", "--check"], &[])?;
     cargo(
         &[
@@ -153,7 +160,9 @@ fn ci() -> Result<(), String> {
     )?;
     // One test build with every feature on (the Prometheus metrics tests, the facade's optional
     // crates): no test needs a feature off, and a second build would double CI's target dir.
-    cargo(&["test", "--workspace", "--all-features"], CI_BUILD)
+    cargo(&["test", "--workspace", "--all-features"], CI_BUILD)?;
+    publish::dry_run()?;
+    msrv::test()
 }
 
 fn integration(args: &[String]) -> Result<(), Failure> {

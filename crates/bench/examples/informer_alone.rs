@@ -1,12 +1,11 @@
 //! The plain ConfigMap informer alone in a binary of its own, as `krbench` is kube-rs's
-//! reflector alone: `cargo run --release -p kcache-bench --example informer_alone -- KUBECONFIG`
+//! reflector alone: `cargo run --profile bench-release -p kcache-bench --example informer_alone -- KUBECONFIG`
 //! prints one JSON line with `sync_seconds`, `objects` and `peak_rss_bytes` (VmHWM).
 //!
 //! Why it exists: peak RSS counts the binary's code pages a process touches, and kcache-bench
-//! carries every scenario. Its `informer --storage plain` touches about 3 MB more of its code
-//! than this binary does for the same sync (8.6–8.8 MB file-backed against 5.3–5.4 MB on
-//! kcache-testserver, docs/benchmarks.md session 14), so against `krbench` this is the
-//! like-for-like binary. It builds what `informer --storage plain` builds — `SharedInformerFactory::informer`,
+//! carries every scenario: its `informer --storage plain` touches a few MB more of its code
+//! than this binary does for the same sync, so against `krbench` this is the like-for-like
+//! binary. It builds what `informer --storage plain` builds — `SharedInformerFactory::informer`,
 //! one handler counting adds, the bench's client (QPS and burst at 1000, as cgbench's) — on the
 //! system allocator.
 

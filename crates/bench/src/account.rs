@@ -1,5 +1,5 @@
-//! `informer --account`: where the informer's memory goes, measured (docs/benchmarks.md's
-//! accounting tables are made of these fields).
+//! `informer --account`: where the informer's memory goes, measured (what docs/benchmarks.md's
+//! "where the memory goes" rests on).
 //!
 //! The counting allocator ([`crate::heap`]) runs from the start of the scenario, so live heap
 //! bytes and their high-water mark are exact. What RSS holds beyond them is the allocator's

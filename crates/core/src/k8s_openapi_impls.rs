@@ -4,45 +4,40 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::{Object, ObjectMut, OwnerRef, Resource};
+use crate::{Object, ObjectMetaFields, ObjectMut, OwnerRef, Resource};
 
-impl<T> Object for T
-where
-    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
-{
+impl ObjectMetaFields for ObjectMeta {
     fn name(&self) -> &str {
-        self.metadata().name.as_deref().unwrap_or("")
+        self.name.as_deref().unwrap_or("")
     }
     fn namespace(&self) -> Option<&str> {
-        self.metadata().namespace.as_deref()
+        self.namespace.as_deref()
     }
     fn resource_version(&self) -> Option<&str> {
-        self.metadata().resource_version.as_deref()
+        self.resource_version.as_deref()
     }
     fn uid(&self) -> Option<&str> {
-        self.metadata().uid.as_deref()
+        self.uid.as_deref()
     }
     fn labels(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata().labels.as_ref()
+        self.labels.as_ref()
     }
     fn annotations(&self) -> Option<&BTreeMap<String, String>> {
-        self.metadata().annotations.as_ref()
+        self.annotations.as_ref()
     }
     fn generation(&self) -> Option<i64> {
-        self.metadata().generation
+        self.generation
     }
     fn is_deleting(&self) -> bool {
-        self.metadata().deletion_timestamp.is_some()
+        self.deletion_timestamp.is_some()
     }
     fn has_finalizer(&self, name: &str) -> bool {
-        self.metadata()
-            .finalizers
+        self.finalizers
             .as_ref()
             .is_some_and(|f| f.iter().any(|x| x == name))
     }
     fn owner_references(&self) -> Vec<OwnerRef<'_>> {
-        self.metadata()
-            .owner_references
+        self.owner_references
             .iter()
             .flatten()
             .map(|r| OwnerRef {
@@ -55,15 +50,8 @@ where
             })
             .collect()
     }
-}
-
-impl<T> ObjectMut for T
-where
-    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
-{
     fn get_owner_references(&self) -> Vec<crate::OwnerReference> {
-        self.metadata()
-            .owner_references
+        self.owner_references
             .iter()
             .flatten()
             .map(|r| crate::OwnerReference {
@@ -88,13 +76,67 @@ where
                 block_owner_deletion: r.block_owner_deletion,
             })
             .collect();
-        self.metadata_mut().owner_references = (!refs.is_empty()).then_some(refs);
+        self.owner_references = (!refs.is_empty()).then_some(refs);
     }
     fn finalizers(&self) -> &[String] {
-        self.metadata().finalizers.as_deref().unwrap_or_default()
+        self.finalizers.as_deref().unwrap_or_default()
     }
     fn finalizers_mut(&mut self) -> &mut Option<Vec<String>> {
-        &mut self.metadata_mut().finalizers
+        &mut self.finalizers
+    }
+}
+
+impl<T> Object for T
+where
+    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
+{
+    fn name(&self) -> &str {
+        self.metadata().name()
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.metadata().namespace()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        ObjectMetaFields::resource_version(self.metadata())
+    }
+    fn uid(&self) -> Option<&str> {
+        ObjectMetaFields::uid(self.metadata())
+    }
+    fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        ObjectMetaFields::labels(self.metadata())
+    }
+    fn annotations(&self) -> Option<&BTreeMap<String, String>> {
+        ObjectMetaFields::annotations(self.metadata())
+    }
+    fn generation(&self) -> Option<i64> {
+        ObjectMetaFields::generation(self.metadata())
+    }
+    fn is_deleting(&self) -> bool {
+        ObjectMetaFields::is_deleting(self.metadata())
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        ObjectMetaFields::has_finalizer(self.metadata(), name)
+    }
+    fn owner_references(&self) -> Vec<OwnerRef<'_>> {
+        ObjectMetaFields::owner_references(self.metadata())
+    }
+}
+
+impl<T> ObjectMut for T
+where
+    T: k8s_openapi::Metadata<Ty = ObjectMeta> + Send + Sync + 'static,
+{
+    fn get_owner_references(&self) -> Vec<crate::OwnerReference> {
+        ObjectMetaFields::get_owner_references(self.metadata())
+    }
+    fn set_owner_references(&mut self, refs: Vec<crate::OwnerReference>) {
+        ObjectMetaFields::set_owner_references(self.metadata_mut(), refs)
+    }
+    fn finalizers(&self) -> &[String] {
+        ObjectMetaFields::finalizers(self.metadata())
+    }
+    fn finalizers_mut(&mut self) -> &mut Option<Vec<String>> {
+        ObjectMetaFields::finalizers_mut(self.metadata_mut())
     }
 }
 

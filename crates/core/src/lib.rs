@@ -37,7 +37,7 @@ pub use key::{split_meta_namespace_key, KeyFormatError, ObjectKey};
 pub use list::ObjectList;
 pub use managed_fields::{FieldsV1, ManagedFieldsEntry};
 pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
-pub use object::{Object, OwnerRef};
+pub use object::{Object, ObjectMetaFields, OwnerRef};
 pub use object_mut::ObjectMut;
 pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{encode_query, ListParams, ResourceVersionMatch, WatchParams};

@@ -2,8 +2,8 @@
 //!
 //! Why: as untyped JSON (a `serde_json::Value` in `ObjectMeta::other`) every entry was a tree
 //! of small maps, one allocation per key of `fieldsV1` (`f:data`, `f:metadata`, `f:labels`,
-//! ...), built for every object decoded and freed with it. A metadata-only cache of 10k
-//! ConfigMaps kept 75 MB that way, 1.4× client-go's, which keeps `fieldsV1` as its bytes
+//! ...), built for every object decoded and freed with it. A metadata-only cache kept more
+//! than twice its present memory that way, and more than client-go's, which keeps `fieldsV1` as its bytes
 //! (`metav1.FieldsV1{Raw}`); a handler of a compact cache spent most of each object's decoding
 //! on that tree. Here an entry is a handful of strings and one text, as client-go's.
 //!

@@ -88,9 +88,97 @@ impl<'a> From<&'a crate::OwnerReference> for OwnerRef<'a> {
     }
 }
 
-/// Implements [`Object`] and [`ObjectMut`](crate::ObjectMut) for a struct whose `metadata` field is a kcache
-/// [`ObjectMeta`](crate::ObjectMeta) — the usual shape of a custom resource type (k8s-openapi
-/// types get `Object` from the `k8s-openapi` feature instead).
+/// The object metadata [`impl_object_for_metadata!`](crate::impl_object_for_metadata) reads:
+/// kcache's [`ObjectMeta`](crate::ObjectMeta) and, behind the `k8s-openapi` feature,
+/// k8s-openapi's `ObjectMeta` (what kube-derive's and k8s-openapi's types carry). The methods
+/// are [`Object`]'s, read from the metadata alone.
+pub trait ObjectMetaFields {
+    /// `name`.
+    fn name(&self) -> &str;
+    /// `namespace`.
+    fn namespace(&self) -> Option<&str>;
+    /// `resourceVersion`.
+    fn resource_version(&self) -> Option<&str>;
+    /// `uid`.
+    fn uid(&self) -> Option<&str>;
+    /// `labels`.
+    fn labels(&self) -> Option<&BTreeMap<String, String>>;
+    /// `annotations`.
+    fn annotations(&self) -> Option<&BTreeMap<String, String>>;
+    /// `generation`.
+    fn generation(&self) -> Option<i64>;
+    /// Whether `deletionTimestamp` is set.
+    fn is_deleting(&self) -> bool;
+    /// Whether `finalizers` holds `name`.
+    fn has_finalizer(&self, name: &str) -> bool;
+    /// `ownerReferences`, borrowed.
+    fn owner_references(&self) -> Vec<OwnerRef<'_>>;
+    /// `ownerReferences`, as kcache's own type ([`ObjectMut`](crate::ObjectMut)'s view).
+    fn get_owner_references(&self) -> Vec<crate::OwnerReference>;
+    /// Replaces `ownerReferences` (none: the field is left unset).
+    fn set_owner_references(&mut self, refs: Vec<crate::OwnerReference>);
+    /// `finalizers`.
+    fn finalizers(&self) -> &[String];
+    /// `finalizers`, to change in place.
+    fn finalizers_mut(&mut self) -> &mut Option<Vec<String>>;
+}
+
+impl ObjectMetaFields for crate::ObjectMeta {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+    fn resource_version(&self) -> Option<&str> {
+        self.resource_version.as_deref()
+    }
+    fn uid(&self) -> Option<&str> {
+        self.uid.as_deref()
+    }
+    fn labels(&self) -> Option<&BTreeMap<String, String>> {
+        self.labels.as_ref()
+    }
+    fn annotations(&self) -> Option<&BTreeMap<String, String>> {
+        self.annotations.as_ref()
+    }
+    fn generation(&self) -> Option<i64> {
+        self.generation
+    }
+    fn is_deleting(&self) -> bool {
+        self.deletion_timestamp.is_some()
+    }
+    fn has_finalizer(&self, name: &str) -> bool {
+        self.finalizers
+            .as_ref()
+            .is_some_and(|f| f.iter().any(|x| x == name))
+    }
+    fn owner_references(&self) -> Vec<OwnerRef<'_>> {
+        self.owner_references
+            .iter()
+            .flatten()
+            .map(OwnerRef::from)
+            .collect()
+    }
+    fn get_owner_references(&self) -> Vec<crate::OwnerReference> {
+        self.owner_references.clone().unwrap_or_default()
+    }
+    fn set_owner_references(&mut self, refs: Vec<crate::OwnerReference>) {
+        self.owner_references = (!refs.is_empty()).then_some(refs);
+    }
+    fn finalizers(&self) -> &[String] {
+        self.finalizers.as_deref().unwrap_or_default()
+    }
+    fn finalizers_mut(&mut self) -> &mut Option<Vec<String>> {
+        &mut self.finalizers
+    }
+}
+
+/// Implements [`Object`] and [`ObjectMut`](crate::ObjectMut) for a struct whose `metadata` field is an [`ObjectMetaFields`]: kcache's
+/// [`ObjectMeta`](crate::ObjectMeta), or k8s-openapi's `ObjectMeta` (feature `k8s-openapi`) —
+/// the usual shape of a custom resource type. A type that implements k8s-openapi's `Metadata`
+/// (k8s-openapi's own types, kube-derive's `CustomResource`) gets `Object` from the
+/// `k8s-openapi` feature instead.
 ///
 /// ```
 /// struct Foo {
@@ -106,57 +194,49 @@ macro_rules! impl_object_for_metadata {
     ($t:ty) => {
         impl $crate::Object for $t {
             fn name(&self) -> &str {
-                &self.metadata.name
+                $crate::ObjectMetaFields::name(&self.metadata)
             }
             fn namespace(&self) -> Option<&str> {
-                self.metadata.namespace.as_deref()
+                $crate::ObjectMetaFields::namespace(&self.metadata)
             }
             fn resource_version(&self) -> Option<&str> {
-                self.metadata.resource_version.as_deref()
+                $crate::ObjectMetaFields::resource_version(&self.metadata)
             }
             fn uid(&self) -> Option<&str> {
-                self.metadata.uid.as_deref()
+                $crate::ObjectMetaFields::uid(&self.metadata)
             }
             fn labels(&self) -> Option<&::std::collections::BTreeMap<String, String>> {
-                self.metadata.labels.as_ref()
+                $crate::ObjectMetaFields::labels(&self.metadata)
             }
             fn annotations(&self) -> Option<&::std::collections::BTreeMap<String, String>> {
-                self.metadata.annotations.as_ref()
+                $crate::ObjectMetaFields::annotations(&self.metadata)
             }
             fn generation(&self) -> Option<i64> {
-                self.metadata.generation
+                $crate::ObjectMetaFields::generation(&self.metadata)
             }
             fn is_deleting(&self) -> bool {
-                self.metadata.deletion_timestamp.is_some()
+                $crate::ObjectMetaFields::is_deleting(&self.metadata)
             }
             fn has_finalizer(&self, name: &str) -> bool {
-                self.metadata
-                    .finalizers
-                    .as_ref()
-                    .is_some_and(|f| f.iter().any(|x| x == name))
+                $crate::ObjectMetaFields::has_finalizer(&self.metadata, name)
             }
             fn owner_references(&self) -> Vec<$crate::OwnerRef<'_>> {
-                self.metadata
-                    .owner_references
-                    .iter()
-                    .flatten()
-                    .map($crate::OwnerRef::from)
-                    .collect()
+                $crate::ObjectMetaFields::owner_references(&self.metadata)
             }
         }
 
         impl $crate::ObjectMut for $t {
             fn get_owner_references(&self) -> Vec<$crate::OwnerReference> {
-                self.metadata.owner_references.clone().unwrap_or_default()
+                $crate::ObjectMetaFields::get_owner_references(&self.metadata)
             }
             fn set_owner_references(&mut self, refs: Vec<$crate::OwnerReference>) {
-                self.metadata.owner_references = (!refs.is_empty()).then_some(refs);
+                $crate::ObjectMetaFields::set_owner_references(&mut self.metadata, refs)
             }
             fn finalizers(&self) -> &[String] {
-                self.metadata.finalizers.as_deref().unwrap_or_default()
+                $crate::ObjectMetaFields::finalizers(&self.metadata)
             }
             fn finalizers_mut(&mut self) -> &mut Option<Vec<String>> {
-                &mut self.metadata.finalizers
+                $crate::ObjectMetaFields::finalizers_mut(&mut self.metadata)
             }
         }
     };

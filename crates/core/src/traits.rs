@@ -25,8 +25,7 @@ pub trait ListerWatcher<K>: Send + Sync {
 
     /// Lists one page with each item in an `Arc`, as a cache keeps it (the reflector lists
     /// through this). A source that decodes items wraps each where it decodes it, so a list
-    /// never holds its items twice (the page's `Vec<K>` and the `Arc`s: 4.3 MB for 10k
-    /// ConfigMaps); the default wraps the items of [`list`](Self::list)'s page.
+    /// never holds its items twice (the page's `Vec<K>` and the `Arc`s); the default wraps the items of [`list`](Self::list)'s page.
     fn list_shared(
         &self,
         params: &ListParams,

@@ -8,7 +8,7 @@ use kcache_core::{Error, Status};
 use parking_lot::Mutex;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::client::{EventApi, EventClient};
 use crate::types::{CoreEvent, Event};
@@ -134,9 +134,31 @@ impl MemoryEventClient {
                 &format!("events {name:?} not found"),
             ));
         };
-        json_patch::merge(v, patch);
+        merge_patch(v, patch);
         v["metadata"]["resourceVersion"] = Value::String(rv);
         serde_json::from_value(v.clone()).map_err(|e| Error::decode("event", e))
+    }
+}
+
+/// Applies a JSON merge patch (RFC 7386) to `target`, as the API server applies a
+/// `application/merge-patch+json` body: objects merge member by member, `null` removes a
+/// member, anything else replaces.
+fn merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(members) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = target {
+        for (key, value) in members {
+            if value.is_null() {
+                map.remove(key);
+            } else {
+                merge_patch(map.entry(key.as_str()).or_insert(Value::Null), value);
+            }
+        }
     }
 }
 
@@ -201,5 +223,44 @@ impl EventClient for MemoryEventClient {
         patch: &Value,
     ) -> Result<CoreEvent, Error> {
         self.patch(EventApi::CoreV1, namespace, name, patch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_patch;
+    use serde_json::json;
+
+    #[test]
+    fn merge_patch_follows_rfc_7386() {
+        // RFC 7386's own example.
+        let mut target = json!({
+            "title": "Goodbye!",
+            "author": {"givenName": "John", "familyName": "Doe"},
+            "tags": ["example", "sample"],
+            "content": "This will be unchanged"
+        });
+        merge_patch(
+            &mut target,
+            &json!({
+                "title": "Hello!",
+                "phoneNumber": "+01-123-456-7890",
+                "author": {"familyName": null},
+                "tags": ["example"]
+            }),
+        );
+        assert_eq!(
+            target,
+            json!({
+                "title": "Hello!",
+                "author": {"givenName": "John"},
+                "tags": ["example"],
+                "content": "This will be unchanged",
+                "phoneNumber": "+01-123-456-7890"
+            })
+        );
+        let mut scalar = json!("a");
+        merge_patch(&mut scalar, &json!({"b": {"c": null, "d": 1}}));
+        assert_eq!(scalar, json!({"b": {"d": 1}}));
     }
 }

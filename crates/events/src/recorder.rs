@@ -99,7 +99,7 @@ impl EventRecorder {
             Err(TrySendError::Full(e)) => {
                 // One line for the first drop and every hundredth: a flood stays readable.
                 let dropped = Counters::inc_get(&self.inner.counters.dropped);
-                if dropped == 1 || dropped % 100 == 0 {
+                if dropped == 1 || dropped.is_multiple_of(100) {
                     tracing::warn!(
                         regarding = %e.regarding.name,
                         reason = %e.reason,

@@ -1,41 +1,19 @@
-//! client-go's token-bucket rate limiter (`util/flowcontrol/throttle.go`), on `governor`'s GCRA.
+//! client-go's token-bucket rate limiter (`util/flowcontrol/throttle.go`), as a GCRA (generic
+//! cell rate algorithm): one instant, the time at which the bucket would be empty of every token
+//! taken so far, stands for the whole bucket.
 //!
-//! governor answers "may one request pass now, and if not, when?" but cannot take a token that
-//! only exists in the future, which `golang.org/x/time/rate`'s `Reserve` (and so client-go's
-//! workqueue `BucketRateLimiter`) does. [`TokenBucket::reserve`] gets it by asking again with the
-//! bucket's clock moved forward to that time: the look-ahead is private to the call because every
-//! operation holds the bucket's lock.
+//! A token taken at `now` moves that instant to `max(tat, now) + period`; the token exists once
+//! the instant is at most `burst` periods ahead of `now`. `golang.org/x/time/rate`'s `Reserve`
+//! (and so client-go's workqueue `BucketRateLimiter`) takes a token that only exists in the
+//! future: [`TokenBucket::reserve`] moves the instant all the same and returns the wait.
 
 use std::fmt;
 use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
-use governor::clock::Clock;
-use governor::middleware::NoOpMiddleware;
-use governor::state::{InMemoryState, NotKeyed};
-use governor::Quota;
 use parking_lot::Mutex;
 
 use crate::Error;
-
-type Gcra =
-    governor::RateLimiter<NotKeyed, InMemoryState, ReservingClock, NoOpMiddleware<Duration>>;
-
-/// tokio time since the bucket was built, plus a look-ahead used to reserve a future token.
-#[derive(Clone)]
-struct ReservingClock {
-    start: tokio::time::Instant,
-    ahead_nanos: Arc<AtomicU64>,
-}
-
-impl Clock for ReservingClock {
-    type Instant = Duration;
-    fn now(&self) -> Duration {
-        self.start.elapsed() + Duration::from_nanos(self.ahead_nanos.load(Ordering::Relaxed))
-    }
-}
 
 /// A token bucket: `burst` tokens at once, refilled at `qps` per second (client-go
 /// `NewTokenBucketRateLimiter`). Shared by reference (`Arc`) between the users it limits.
@@ -43,8 +21,13 @@ impl Clock for ReservingClock {
 /// Time is `tokio::time`'s clock, so paused test time drives it; it needs no runtime (outside one
 /// it reads the system's monotonic clock).
 pub struct TokenBucket {
-    limiter: Mutex<Gcra>,
-    clock: ReservingClock,
+    /// The theoretical arrival time: since `start`, when every token taken so far is paid for.
+    tat: Mutex<Duration>,
+    start: tokio::time::Instant,
+    /// Time between two tokens.
+    period: Duration,
+    /// `burst` periods: how far ahead of now `tat` may run.
+    tolerance: Duration,
     qps: f64,
     burst: u32,
 }
@@ -82,56 +65,50 @@ impl TokenBucket {
         let period = Duration::try_from_secs_f64(1.0 / qps)
             .unwrap_or(longest)
             .clamp(Duration::from_nanos(1), longest);
-        let quota = Quota::with_period(period)
-            .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
-            .allow_burst(burst);
-        let clock = ReservingClock {
-            start: tokio::time::Instant::now(),
-            ahead_nanos: Arc::new(AtomicU64::new(0)),
-        };
         TokenBucket {
-            limiter: Mutex::new(governor::RateLimiter::direct_with_clock(
-                quota,
-                clock.clone(),
-            )),
-            clock,
+            tat: Mutex::new(Duration::ZERO),
+            start: tokio::time::Instant::now(),
+            period,
+            tolerance: period.saturating_mul(burst.get()),
             qps,
             burst: burst.get(),
         }
     }
 
+    /// Where `tat` goes if a token is taken now, and how long until that token exists.
+    fn next(&self, tat: Duration) -> (Duration, Duration) {
+        let now = self.start.elapsed();
+        let next = tat.max(now).saturating_add(self.period);
+        (
+            next,
+            next.saturating_sub(self.tolerance).saturating_sub(now),
+        )
+    }
+
     /// Takes a token if one is there now (client-go `TryAccept`).
     pub fn try_accept(&self) -> bool {
-        self.limiter.lock().check().is_ok()
+        self.take_or_wait_time().is_none()
     }
 
     /// Takes the next token, now or in the future, and returns how long until it exists
     /// (`rate.Limiter.Reserve().Delay()`). A burst of reservations is spread out at `qps`.
     pub fn reserve(&self) -> Duration {
-        let limiter = self.limiter.lock();
-        match limiter.check() {
-            Ok(()) => Duration::ZERO,
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(self.clock.now());
-                // Take the token at the time it exists: check again with the clock moved forward
-                // by `wait`, which advances the bucket's state past it.
-                let nanos = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
-                self.clock.ahead_nanos.store(nanos, Ordering::Relaxed);
-                let reserved = limiter.check();
-                self.clock.ahead_nanos.store(0, Ordering::Relaxed);
-                debug_assert!(reserved.is_ok(), "a token exists at its ready time");
-                wait
-            }
-        }
+        let mut tat = self.tat.lock();
+        let (next, wait) = self.next(*tat);
+        *tat = next;
+        wait
     }
 
     /// How long until a token exists if there is none now; takes it if there is.
     fn take_or_wait_time(&self) -> Option<Duration> {
-        let limiter = self.limiter.lock();
-        limiter
-            .check()
-            .err()
-            .map(|not_until| not_until.wait_time_from(self.clock.now()))
+        let mut tat = self.tat.lock();
+        let (next, wait) = self.next(*tat);
+        if wait.is_zero() {
+            *tat = next;
+            None
+        } else {
+            Some(wait)
+        }
     }
 
     /// Waits until a token is taken (client-go `Wait`). Cancel-safe: a dropped wait has taken

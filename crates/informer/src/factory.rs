@@ -308,8 +308,8 @@ mod with_transport {
 
         /// The informer of a typed resource, indexed by namespace. Its lists and watches hand
         /// it exact copies of what they decode ([`Api::with_exact_copies`]): a decoded `Vec`
-        /// keeps spare room that the cache would keep for the object's lifetime (10k ConfigMaps:
-        /// 4 MB less peak RSS, for one clone per object on the thread that decoded it).
+        /// keeps spare room that the cache would keep for the object's lifetime (one clone per
+        /// object on the thread that decoded it buys a lower peak RSS).
         pub fn informer<K>(&self) -> SharedIndexInformer<K>
         where
             K: Resource + Object + DeserializeOwned + Clone,

@@ -2,7 +2,7 @@
 //! KCACHE_TEST_KUBECONFIG): an informer over a cache that is not kcache-store's `Indexer`.
 
 #[allow(dead_code)]
-#[path = "../../../examples/custom-store.rs"]
+#[path = "../examples/custom-store.rs"]
 mod example;
 
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -3,6 +3,7 @@
 //! `tests/*.rs` must be named here, which `cargo xtask ci` checks). The test harness runs as
 //! many tests at once as there are cores, in one binary or many.
 
+mod crd;
 mod custom_store;
 mod priority_controller;
 mod sample_controller;

@@ -3,7 +3,7 @@
 //! after the initial list were reconciled first, and that retries and requeues kept priorities.
 
 #[allow(dead_code)]
-#[path = "../../../examples/priority-controller.rs"]
+#[path = "../examples/priority-controller.rs"]
 mod example;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

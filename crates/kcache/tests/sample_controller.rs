@@ -5,7 +5,7 @@
 //! controller makes ReplicaSets and pods, which the kubelet runs. Every wait is a liveness guard
 //! on a condition, never a timing assertion.
 
-#[path = "../../../examples/sample_controller/mod.rs"]
+#[path = "../examples/sample_controller/mod.rs"]
 mod sample;
 
 use std::collections::BTreeMap;
@@ -187,7 +187,7 @@ async fn sample_controller_reconciles_foos() {
     assert_eq!(synced[0]["reportingController"], "sample-controller");
     let mut touches = 0u32;
     wait_until("a Synced series on Foo owned", LIMIT, async || {
-        if touches % 10 == 0 {
+        if touches.is_multiple_of(10) {
             let label = json!({"metadata": {"labels": {"touched": touches.to_string()}}});
             let touch = Patch::Merge(label);
             deployments
@@ -361,7 +361,7 @@ async fn sample_controller_reconciles_foos() {
 fn deploy_crd_yaml_is_foo_crd() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/sample_controller/deploy/crd.yaml"
+        "/examples/sample_controller/deploy/crd.yaml"
     );
     let text = std::fs::read_to_string(path).expect("read deploy/crd.yaml");
     // Compared typed: the schema's bounds are f64 in k8s-openapi and integers in the YAML.

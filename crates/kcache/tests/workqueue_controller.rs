@@ -3,7 +3,7 @@
 //! checks what it reconciled.
 
 #[allow(dead_code)]
-#[path = "../../../examples/workqueue-controller.rs"]
+#[path = "../examples/workqueue-controller.rs"]
 mod example;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,7 +2,7 @@
 //! anywhere in the process's test thread, and checks what its workers did.
 
 #[allow(dead_code)]
-#[path = "../../../examples/workqueue-threads.rs"]
+#[path = "../examples/workqueue-threads.rs"]
 mod example;
 
 #[test]

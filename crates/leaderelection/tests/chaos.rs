@@ -132,7 +132,7 @@ fn start_candidate(
     le.lease_duration = LEASE;
     le.renew_deadline = RENEW;
     le.retry_period = RETRY;
-    le.release_on_cancel = id % 2 == 0;
+    le.release_on_cancel = id.is_multiple_of(2);
     let lock = LeaseLock::new(client, namespace, "chaos");
     let elector = LeaderElector::new(lock, le, timeline.callbacks(id)).expect("valid config");
     let stop = CancellationToken::new();

@@ -166,7 +166,7 @@ fn configmap(namespace: &str, name: &str, value: u64) -> DynamicObject {
 fn reflector_options(seed: u64) -> ReflectorOptions {
     ReflectorOptions {
         name: format!("chaos-{seed}"),
-        watch_list: if seed % 2 == 0 {
+        watch_list: if seed.is_multiple_of(2) {
             WatchListMode::Auto
         } else {
             WatchListMode::Disabled

@@ -117,8 +117,7 @@ impl Client {
         http.timer(TokioTimer::new());
         // hyper grows an HTTP/1 connection's read buffer up to ~400 KiB while a list streams in
         // faster than it is read; the decoders copy what they need at once, so 64 KiB (a few
-        // more reads of a large body) keeps 0.5 MB less at an informer's peak
-        // (docs/benchmarks.md, session 14).
+        // more reads of a large body) lowers an informer's peak RSS.
         http.http1_max_buf_size(64 * 1024);
         if let Some(interval) = config.keep_alive {
             http.http2_keep_alive_interval(interval)

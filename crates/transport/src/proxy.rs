@@ -1,29 +1,34 @@
-//! Reaching the API server through a proxy (kubeconfig `proxy-url`, client-go's
-//! `rest.Config.Proxy`): an HTTP `CONNECT` tunnel over plain TCP (`http://`) or over TLS to the
-//! proxy (`https://`, verified with the same roots as the server), or SOCKS5 (`socks5://`, no
-//! authentication or user name and password, RFC 1928/1929; the server's host name is resolved
-//! by the proxy). `user:password@` in the URL is sent as `Proxy-Authorization: Basic` or as
-//! SOCKS5 credentials. TLS to the API server runs end to end inside the tunnel.
+//! Reaching the API server through a proxy, chosen as client-go chooses it: the kubeconfig's
+//! `proxy-url` (`rest.Config.Proxy`) when set, for every request; else Go's
+//! `http.ProxyFromEnvironment`: `HTTPS_PROXY` for `https://` servers, `HTTP_PROXY` for
+//! `http://` ones (each also lowercase; the uppercase one wins), except hosts matching
+//! `NO_PROXY`, `localhost` and loopback addresses.
+//!
+//! A proxy is an HTTP `CONNECT` tunnel over plain TCP (`http://`) or over TLS to the proxy
+//! (`https://`, verified with the same roots as the server), or SOCKS5 (`socks5://`, no
+//! authentication or user name and password; the server's host name is resolved by the proxy),
+//! on hyper-util's proxy connectors. `user:password@` in the URL is sent as
+//! `Proxy-Authorization: Basic` or as SOCKS5 credentials. TLS to the API server runs end to end
+//! inside the tunnel.
 //!
 //! client-go sends plain-`http://` cluster requests to an HTTP proxy in absolute form; here
 //! every connection is tunnelled, which every `CONNECT`-capable proxy serves the same way.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use base64::Engine as _;
 use http::Uri;
-use hyper::rt::{Read, ReadBufCursor, Write};
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_rustls::MaybeHttpsStream;
+use hyper_util::client::legacy::connect::proxy::{SocksV5, Tunnel};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::proxy::matcher::{Intercept, Matcher};
 use hyper_util::rt::TokioIo;
 use kcache_core::BoxError;
 use rustls::ClientConfig;
-use rustls_pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio_rustls::client::TlsStream;
 use tower_service::Service;
 
 /// Checks a `proxy-url` as client-go's `parseProxyURL` does: `http`, `https` or `socks5`.
@@ -40,172 +45,113 @@ pub(crate) fn parse_proxy_url(url: &str) -> Result<Uri, String> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Http,
-    Https,
-    Socks5,
+/// Where the proxy of a connection comes from.
+enum Source {
+    /// The kubeconfig's `proxy-url`: every request.
+    Configured(Matcher),
+    /// The environment, as Go's `http.ProxyFromEnvironment` reads it.
+    Environment(Matcher),
 }
 
-#[derive(Clone)]
-struct Proxy {
-    kind: Kind,
-    /// `http(s)://host:port` of the proxy itself, for the TCP connector.
-    address: Uri,
-    host: String,
-    credentials: Option<(String, String)>,
-    tls: Option<tokio_rustls::TlsConnector>,
-}
-
-/// The TCP connector under TLS: direct, or through the configured proxy.
+/// The TCP connector under TLS: direct, or through the proxy client-go would use.
 #[derive(Clone)]
 pub(crate) struct ProxyConnector {
     tcp: HttpConnector,
-    proxy: Option<Arc<Proxy>>,
+    source: Option<Arc<Source>>,
+    /// TLS to an `https://` proxy (the client's roots; HTTP/1.1 only).
+    proxy_tls: ClientConfig,
 }
 
+/// A connection: TCP to the server or a proxy, or TLS to an `https://` proxy.
+pub(crate) type ProxyStream = MaybeHttpsStream<TokioIo<TcpStream>>;
+
 impl ProxyConnector {
-    /// Connects with `tcp`, through `proxy_url` when set; `tls` is the client's TLS config (an
-    /// `https://` proxy is verified with it).
+    /// Connects with `tcp`, through `proxy_url` when set, else through the proxy the environment
+    /// names; `tls` is the client's TLS config (an `https://` proxy is verified with it).
     pub(crate) fn new(
         tcp: HttpConnector,
         proxy_url: Option<&Uri>,
         tls: &ClientConfig,
     ) -> Result<Self, String> {
-        let Some(url) = proxy_url else {
-            return Ok(ProxyConnector { tcp, proxy: None });
-        };
-        let kind = match url.scheme_str() {
-            Some("http") => Kind::Http,
-            Some("https") => Kind::Https,
-            Some("socks5") => Kind::Socks5,
-            other => {
-                return Err(format!(
-                    "unsupported scheme {:?}, must be http, https, or socks5",
-                    other.unwrap_or("")
+        let source = match proxy_url {
+            Some(url) => {
+                let url = parse_proxy_url(&url.to_string())?.to_string();
+                Some(Source::Configured(
+                    Matcher::builder().http(url.clone()).https(url).build(),
                 ))
             }
+            None => from_environment(|name| std::env::var(name).ok()).map(Source::Environment),
         };
-        let host = url.host().unwrap_or_default().to_string();
-        let default_port = match kind {
-            Kind::Http => 80,
-            Kind::Https => 443,
-            Kind::Socks5 => 1080,
-        };
-        let port = url.port_u16().unwrap_or(default_port);
-        let address: Uri = format!("http://{}:{port}", bracketed(&host))
-            .parse()
-            .map_err(|e| format!("proxy host {host:?}: {e}"))?;
-        let credentials = url
-            .authority()
-            .and_then(|a| a.as_str().rsplit_once('@'))
-            .map(|(userinfo, _)| {
-                let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-                (percent_decode(user), percent_decode(pass))
-            });
-        let tls = (kind == Kind::Https).then(|| {
-            let mut config = tls.clone();
-            config.alpn_protocols = vec![b"http/1.1".to_vec()];
-            tokio_rustls::TlsConnector::from(Arc::new(config))
-        });
+        let mut proxy_tls = tls.clone();
+        proxy_tls.alpn_protocols.clear();
         Ok(ProxyConnector {
             tcp,
-            proxy: Some(Arc::new(Proxy {
-                kind,
-                address,
-                host,
-                credentials,
-                tls,
-            })),
+            source: source.map(Arc::new),
+            proxy_tls,
         })
     }
-}
 
-fn bracketed(host: &str) -> String {
-    if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]")
-    } else {
-        host.to_string()
-    }
-}
-
-fn percent_decode(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (
-            b[i],
-            b.get(i + 1).and_then(|c| hex(*c)),
-            b.get(i + 2).and_then(|c| hex(*c)),
-        ) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// A connection: TCP to the server or a proxy, or TLS to an `https://` proxy.
-pub(crate) enum ProxyStream {
-    Tcp(TokioIo<TcpStream>),
-    Tls(TokioIo<Box<TlsStream<TcpStream>>>),
-}
-
-impl Connection for ProxyStream {
-    fn connected(&self) -> Connected {
-        match self {
-            ProxyStream::Tcp(s) => s.connected(),
-            ProxyStream::Tls(_) => Connected::new(),
+    /// The proxy for `dst`, if any.
+    fn intercept(&self, dst: &Uri) -> Option<Intercept> {
+        match self.source.as_deref()? {
+            Source::Configured(m) => m.intercept(dst),
+            Source::Environment(m) => environment_intercept(m, dst),
         }
     }
 }
 
-impl Read for ProxyStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: ReadBufCursor<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
-            ProxyStream::Tls(s) => Pin::new(s).poll_read(cx, buf),
-        }
+/// `HTTP_PROXY`, `HTTPS_PROXY` and `NO_PROXY` as Go's `httpproxy.FromEnvironment` reads them
+/// through `var` (the uppercase name first, an empty value as unset); `None` when neither
+/// proxy is set.
+fn from_environment(var: impl Fn(&str) -> Option<String>) -> Option<Matcher> {
+    let any = |names: [&str; 2]| {
+        names
+            .iter()
+            .filter_map(|n| var(n))
+            .find(|v| !v.is_empty())
+            .unwrap_or_default()
+    };
+    let http = any(["HTTP_PROXY", "http_proxy"]);
+    let https = any(["HTTPS_PROXY", "https_proxy"]);
+    if http.is_empty() && https.is_empty() {
+        return None;
     }
+    Some(
+        Matcher::builder()
+            .http(http)
+            .https(https)
+            .no(any(["NO_PROXY", "no_proxy"]))
+            .build(),
+    )
 }
 
-impl Write for ProxyStream {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
-            ProxyStream::Tls(s) => Pin::new(s).poll_write(cx, buf),
-        }
+/// The environment's proxy for `dst`: by its scheme, unless `NO_PROXY` or Go's `useProxy`
+/// rule exempts it.
+fn environment_intercept(m: &Matcher, dst: &Uri) -> Option<Intercept> {
+    if is_local(dst.host()?) {
+        return None;
     }
+    m.intercept(dst)
+}
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_flush(cx),
-            ProxyStream::Tls(s) => Pin::new(s).poll_flush(cx),
-        }
-    }
+/// Go's `useProxy` never proxies `localhost` or a loopback address.
+fn is_local(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_matches(['[', ']'])
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            ProxyStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
-            ProxyStream::Tls(s) => Pin::new(s).poll_shutdown(cx),
-        }
-    }
+/// `dst` with its port spelled out (hyper-util's connectors assume 443 without one).
+fn with_port(dst: &Uri) -> Result<Uri, BoxError> {
+    let host = dst.host().ok_or("request URL without a host")?;
+    let port = dst.port_u16().unwrap_or(match dst.scheme_str() {
+        Some("http") => 80,
+        _ => 443,
+    });
+    let scheme = dst.scheme_str().unwrap_or("https");
+    Ok(format!("{scheme}://{host}:{port}").parse()?)
 }
 
 impl Service<Uri> for ProxyConnector {
@@ -219,172 +165,81 @@ impl Service<Uri> for ProxyConnector {
 
     fn call(&mut self, dst: Uri) -> Self::Future {
         let mut tcp = self.tcp.clone();
-        let proxy = self.proxy.clone();
+        let Some(proxy) = self.intercept(&dst) else {
+            return Box::pin(async move { Ok(MaybeHttpsStream::Http(tcp.call(dst).await?)) });
+        };
+        let proxy_tls = self.proxy_tls.clone();
         Box::pin(async move {
-            let Some(proxy) = proxy else {
-                return Ok(ProxyStream::Tcp(tcp.call(dst).await?));
-            };
-            let host = dst.host().unwrap_or_default().to_string();
-            let port = dst.port_u16().unwrap_or(match dst.scheme_str() {
-                Some("http") => 80,
-                _ => 443,
-            });
-            let mut stream = tcp
-                .call(proxy.address.clone())
-                .await
-                .map_err(|e| format!("cannot connect to proxy {}: {e}", proxy.address))?
-                .into_inner();
-            match (&proxy.tls, proxy.kind) {
-                (Some(tls), _) => {
-                    let name =
-                        ServerName::try_from(proxy.host.trim_matches(['[', ']']).to_string())
-                            .map_err(|e| format!("proxy host {:?}: {e}", proxy.host))?;
-                    let mut tls = tls
-                        .connect(name, stream)
+            let dst = with_port(&dst)?;
+            let target = format!(
+                "{}:{}",
+                dst.host().unwrap_or_default(),
+                dst.port_u16().unwrap_or(443)
+            );
+            let at = proxy
+                .uri()
+                .authority()
+                .map(|a| a.as_str())
+                .unwrap_or_default();
+            let at = at.rsplit_once('@').map_or(at, |(_, host)| host).to_string();
+            let refused = |e: BoxError| -> BoxError { tunnel_error(&at, &target, e) };
+            match proxy.uri().scheme_str() {
+                Some("http") => {
+                    let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
+                    if let Some(auth) = proxy.basic_auth() {
+                        tunnel = tunnel.with_auth(auth.clone());
+                    }
+                    let io = tunnel.call(dst).await.map_err(|e| refused(e.into()))?;
+                    Ok(MaybeHttpsStream::Http(io))
+                }
+                Some("https") => {
+                    let tls = hyper_rustls::HttpsConnectorBuilder::new()
+                        .with_tls_config(proxy_tls)
+                        .https_only()
+                        .enable_http1()
+                        .wrap_connector(tcp);
+                    let mut tunnel = Tunnel::new(proxy.uri().clone(), tls);
+                    if let Some(auth) = proxy.basic_auth() {
+                        tunnel = tunnel.with_auth(auth.clone());
+                    }
+                    tunnel.call(dst).await.map_err(|e| refused(e.into()))
+                }
+                Some("socks5" | "socks5h") => {
+                    let mut socks = SocksV5::new(proxy.uri().clone(), tcp);
+                    if let Some((user, pass)) = proxy.raw_auth() {
+                        socks = socks.with_auth(user.to_string(), pass.to_string());
+                    }
+                    let io = socks
+                        .call(dst)
                         .await
-                        .map_err(|e| format!("TLS to proxy {}: {e}", proxy.host))?;
-                    http_connect(&mut tls, &proxy, &host, port).await?;
-                    Ok(ProxyStream::Tls(TokioIo::new(Box::new(tls))))
+                        .map_err(|e| format!("socks5 proxy {at}: CONNECT {target}: {e}"))?;
+                    Ok(MaybeHttpsStream::Http(io))
                 }
-                (None, Kind::Socks5) => {
-                    socks5_connect(&mut stream, &proxy, &host, port).await?;
-                    Ok(ProxyStream::Tcp(TokioIo::new(stream)))
-                }
-                (None, _) => {
-                    http_connect(&mut stream, &proxy, &host, port).await?;
-                    Ok(ProxyStream::Tcp(TokioIo::new(stream)))
-                }
+                other => Err(format!(
+                    "proxy {at}: unsupported scheme {:?}, must be http, https, or socks5",
+                    other.unwrap_or("")
+                )
+                .into()),
             }
         })
     }
 }
 
-/// The longest `CONNECT` response head read.
-const MAX_CONNECT_RESPONSE: usize = 16 * 1024;
-
-/// Opens a `CONNECT` tunnel to `host:port`.
-async fn http_connect<S: AsyncRead + AsyncWrite + Unpin>(
-    s: &mut S,
-    proxy: &Proxy,
-    host: &str,
-    port: u16,
-) -> Result<(), BoxError> {
-    let target = format!("{}:{port}", bracketed(host));
-    let mut req = format!("CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n");
-    if let Some((user, pass)) = &proxy.credentials {
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
-        req.push_str(&format!("Proxy-Authorization: Basic {token}\r\n"));
-    }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes()).await?;
-    s.flush().await?;
-    // Byte by byte up to the blank line: nothing of the tunnel is read here.
-    let mut head = Vec::with_capacity(256);
-    while !head.ends_with(b"\r\n\r\n") {
-        if head.len() >= MAX_CONNECT_RESPONSE {
-            return Err(format!("proxy {}: CONNECT response head too long", proxy.host).into());
-        }
-        let b = s
-            .read_u8()
-            .await
-            .map_err(|e| format!("proxy {}: reading the CONNECT response: {e}", proxy.host))?;
-        head.push(b);
-    }
-    let text = String::from_utf8_lossy(&head);
-    let status_line = text.lines().next().unwrap_or_default();
-    let code = status_line.split_whitespace().nth(1).unwrap_or_default();
-    if !code.starts_with('2') || code.len() != 3 {
-        return Err(format!(
-            "proxy {} refused CONNECT {target}: {status_line}",
-            proxy.host
-        )
-        .into());
-    }
-    Ok(())
-}
-
-/// Opens a SOCKS5 connection to `host:port` (RFC 1928; credentials per RFC 1929).
-async fn socks5_connect(
-    s: &mut TcpStream,
-    proxy: &Proxy,
-    host: &str,
-    port: u16,
-) -> Result<(), BoxError> {
-    let fail = |what: String| -> BoxError { format!("socks5 proxy {}: {what}", proxy.host).into() };
-    let methods: &[u8] = if proxy.credentials.is_some() {
-        &[5, 2, 0, 2]
+/// A `CONNECT` failure, naming the proxy, the target and what went wrong (hyper-util's
+/// `TunnelError` is not public: its message and source say it).
+fn tunnel_error(proxy: &str, target: &str, e: BoxError) -> BoxError {
+    let what = e.to_string();
+    let why = if what.ends_with("proxy authorization required") {
+        "refused: 407 Proxy Authentication Required".to_string()
+    } else if what.ends_with("unsuccessful") {
+        "refused: the answer was not 200 Connection established".to_string()
     } else {
-        &[5, 1, 0]
+        match e.source() {
+            Some(source) => format!("{what}: {source}"),
+            None => what,
+        }
     };
-    s.write_all(methods).await?;
-    let mut reply = [0u8; 2];
-    s.read_exact(&mut reply).await?;
-    match (reply, &proxy.credentials) {
-        ([5, 0], _) => {}
-        ([5, 2], Some((user, pass))) => {
-            if user.len() > 255 || pass.len() > 255 {
-                return Err(fail("user name or password longer than 255 bytes".into()));
-            }
-            let mut auth = vec![1, user.len() as u8];
-            auth.extend_from_slice(user.as_bytes());
-            auth.push(pass.len() as u8);
-            auth.extend_from_slice(pass.as_bytes());
-            s.write_all(&auth).await?;
-            s.read_exact(&mut reply).await?;
-            if reply[1] != 0 {
-                return Err(fail("user name and password rejected".into()));
-            }
-        }
-        ([5, 0xff], _) => return Err(fail("no acceptable authentication method".into())),
-        (r, _) => return Err(fail(format!("unexpected greeting reply {r:?}"))),
-    }
-    let mut req = vec![5, 1, 0];
-    let bare = host.trim_matches(['[', ']']);
-    match bare.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => {
-            req.push(1);
-            req.extend_from_slice(&ip.octets());
-        }
-        Ok(std::net::IpAddr::V6(ip)) => {
-            req.push(4);
-            req.extend_from_slice(&ip.octets());
-        }
-        Err(_) => {
-            if bare.len() > 255 {
-                return Err(fail(format!("host name {bare:?} longer than 255 bytes")));
-            }
-            req.push(3);
-            req.push(bare.len() as u8);
-            req.extend_from_slice(bare.as_bytes());
-        }
-    }
-    req.extend_from_slice(&port.to_be_bytes());
-    s.write_all(&req).await?;
-    let mut head = [0u8; 4];
-    s.read_exact(&mut head).await?;
-    if head[1] != 0 {
-        let why = match head[1] {
-            1 => "general failure",
-            2 => "connection not allowed by ruleset",
-            3 => "network unreachable",
-            4 => "host unreachable",
-            5 => "connection refused",
-            6 => "TTL expired",
-            7 => "command not supported",
-            8 => "address type not supported",
-            _ => "unknown error",
-        };
-        return Err(fail(format!("CONNECT {host}:{port} failed: {why}")));
-    }
-    let rest = match head[3] {
-        1 => 4 + 2,
-        4 => 16 + 2,
-        3 => usize::from(s.read_u8().await?) + 2,
-        t => return Err(fail(format!("unexpected address type {t} in reply"))),
-    };
-    let mut skip = vec![0u8; rest];
-    s.read_exact(&mut skip).await?;
-    Ok(())
+    format!("proxy {proxy}, CONNECT {target}: {why}").into()
 }
 
 #[cfg(test)]
@@ -400,6 +255,85 @@ mod tests {
             parse_proxy_url("ftp://proxy").unwrap_err(),
             "unsupported scheme \"ftp\", must be http, https, or socks5"
         );
-        assert_eq!(percent_decode("a%40b%3"), "a@b%3");
+    }
+
+    #[test]
+    fn credentials_are_percent_decoded() {
+        let url = "http://alice:s%40cret@proxy:3128";
+        let m = Matcher::builder().http(url).https(url).build();
+        let proxy = m.intercept(&"https://server".parse().unwrap()).unwrap();
+        // base64("alice:s@cret")
+        assert_eq!(
+            proxy.basic_auth().unwrap().to_str().unwrap(),
+            "Basic YWxpY2U6c0BjcmV0"
+        );
+    }
+
+    #[test]
+    fn the_environment_is_read_as_go_reads_it() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let proxy_of = |m: &Matcher, dst: &str| {
+            environment_intercept(m, &dst.parse().unwrap()).map(|i| i.uri().to_string())
+        };
+        assert!(from_environment(env(&[("NO_PROXY", "x")])).is_none());
+        assert!(from_environment(env(&[("HTTPS_PROXY", "")])).is_none());
+
+        let m = from_environment(env(&[
+            ("HTTPS_PROXY", "http://upper:3128"),
+            ("https_proxy", "http://lower:3128"),
+            ("http_proxy", "socks5://plain:1080"),
+            ("no_proxy", "internal.example,10.0.0.0/8"),
+        ]))
+        .unwrap();
+        // By the server's scheme; the uppercase variable wins.
+        assert_eq!(
+            proxy_of(&m, "https://kube.example:6443").as_deref(),
+            Some("http://upper:3128/")
+        );
+        assert_eq!(
+            proxy_of(&m, "http://kube.example").as_deref(),
+            Some("socks5://plain:1080/")
+        );
+        // NO_PROXY: domains with their subdomains, CIDR ranges.
+        assert_eq!(proxy_of(&m, "https://api.internal.example"), None);
+        assert_eq!(proxy_of(&m, "https://10.1.2.3:6443"), None);
+        // Go never proxies loopback.
+        assert_eq!(proxy_of(&m, "https://127.0.0.1:6443"), None);
+        assert_eq!(proxy_of(&m, "https://localhost:6443"), None);
+
+        // A lowercase-only setting counts; HTTP_PROXY does not serve https:// servers.
+        let m = from_environment(env(&[("http_proxy", "proxy:8080")])).unwrap();
+        assert_eq!(proxy_of(&m, "https://kube.example"), None);
+        assert_eq!(
+            proxy_of(&m, "http://kube.example").as_deref(),
+            Some("http://proxy:8080/")
+        );
+    }
+
+    #[test]
+    fn loopback_and_localhost_are_never_proxied_from_the_environment() {
+        assert!(is_local("localhost"));
+        assert!(is_local("127.0.0.1"));
+        assert!(is_local("[::1]"));
+        assert!(!is_local("10.0.0.1"));
+        assert!(!is_local("kube.example"));
+    }
+
+    #[test]
+    fn a_missing_port_is_the_scheme_default() {
+        assert_eq!(
+            with_port(&"http://h".parse().unwrap()).unwrap(),
+            "http://h:80"
+        );
+        assert_eq!(
+            with_port(&"https://[::1]".parse().unwrap()).unwrap(),
+            "https://[::1]:443"
+        );
     }
 }

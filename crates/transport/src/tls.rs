@@ -1,4 +1,4 @@
-//! TLS with rustls and the ring provider: server verification (the configured CA, else the
+//! TLS with rustls: server verification (the configured CA, else the
 //! system's roots; never skipped unless `insecure-skip-tls-verify`), and a client certificate
 //! slot that an exec plugin can refill.
 //!
@@ -63,8 +63,26 @@ pub(crate) fn parse_key(pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
     PrivateKeyDer::from_pem_slice(pem).map_err(|e| format!("no usable PEM private key: {e}"))
 }
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// The crypto provider: aws-lc-rs or ring as the crate's features choose (aws-lc-rs when both
+/// are on: it was asked for beside the default), else the one the process installed with
+/// rustls' `CryptoProvider::install_default`.
+#[cfg(feature = "aws-lc-rs")]
+fn provider() -> Result<Arc<CryptoProvider>, String> {
+    Ok(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+}
+
+#[cfg(all(feature = "ring", not(feature = "aws-lc-rs")))]
+fn provider() -> Result<Arc<CryptoProvider>, String> {
+    Ok(Arc::new(rustls::crypto::ring::default_provider()))
+}
+
+#[cfg(not(any(feature = "ring", feature = "aws-lc-rs")))]
+fn provider() -> Result<Arc<CryptoProvider>, String> {
+    CryptoProvider::get_default().cloned().ok_or_else(|| {
+        "no TLS crypto provider: enable kcache-transport's `ring` or `aws-lc-rs` feature, \
+         or install one with rustls' CryptoProvider::install_default"
+            .to_string()
+    })
 }
 
 /// The client certificate presented in handshakes; empty until set.
@@ -76,7 +94,7 @@ pub(crate) struct ClientCertSlot {
 impl ClientCertSlot {
     /// Presents this identity in later handshakes.
     pub(crate) fn set(&self, identity: &Identity) -> Result<(), String> {
-        let signer = provider()
+        let signer = provider()?
             .key_provider
             .load_private_key(identity.key.clone_key())
             .map_err(|e| format!("unusable private key: {e}"))?;
@@ -101,7 +119,7 @@ pub(crate) fn client_config(
     insecure: bool,
     identity: Arc<ClientCertSlot>,
 ) -> Result<ClientConfig, ConfigError> {
-    let provider = provider();
+    let provider = provider().map_err(ConfigError::Tls)?;
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| ConfigError::Tls(e.to_string()))?;
@@ -240,7 +258,7 @@ mod tests {
 
     #[test]
     fn system_roots_are_read_at_the_first_check_not_before() {
-        let verifier = Verifier::new(provider(), Check::SystemRoots(OnceLock::new()));
+        let verifier = Verifier::new(provider().unwrap(), Check::SystemRoots(OnceLock::new()));
         let loaded = |v: &Verifier| match &v.check {
             Check::SystemRoots(cell) => cell.get().is_some(),
             Check::Skip => false,

@@ -29,7 +29,7 @@ impl Tracker {
     /// An add, recorded unless shutdown may have dropped it (workers re-add during the drain).
     fn add(&self, q: &Queue<usize>, item: usize) {
         let t = self.clock.fetch_add(1, Ordering::SeqCst);
-        if t % 2 == 0 {
+        if t.is_multiple_of(2) {
             q.add(item);
         } else {
             q.add_ref(&item);
@@ -88,10 +88,10 @@ fn run(seed: u64, producers: usize, workers: usize, async_workers: usize, adds: 
                 let mut next = rng(seed ^ (w as u64 + 1000));
                 while let Some(item) = q.get().await {
                     t.start(item);
-                    if next() % 4 == 0 {
+                    if next().is_multiple_of(4) {
                         t.add(&q, item); // re-add while processing
                     }
-                    if next() % 3 == 0 {
+                    if next().is_multiple_of(3) {
                         tokio::task::yield_now().await;
                     }
                     t.finish(&q, item);
@@ -106,10 +106,10 @@ fn run(seed: u64, producers: usize, workers: usize, async_workers: usize, adds: 
                 let mut next = rng(seed ^ (w as u64 + 1));
                 while let Some(item) = q.get_blocking() {
                     t.start(item);
-                    if next() % 4 == 0 {
+                    if next().is_multiple_of(4) {
                         t.add(&q, item);
                     }
-                    if next() % 3 == 0 {
+                    if next().is_multiple_of(3) {
                         thread::yield_now();
                     }
                     t.finish(&q, item);
@@ -124,7 +124,7 @@ fn run(seed: u64, producers: usize, workers: usize, async_workers: usize, adds: 
                 let mut next = rng(seed ^ (p as u64 + 500));
                 for _ in 0..adds {
                     t.add(&q, next() as usize % KEYS);
-                    if next() % 16 == 0 {
+                    if next().is_multiple_of(16) {
                         thread::yield_now();
                     }
                 }

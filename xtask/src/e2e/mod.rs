@@ -6,10 +6,10 @@
 //! kind or docker exits 2) is the integration tier's (`crate::kind`); the default cluster is
 //! `kcache-e2e`. The steps:
 //! 1. the cluster is Ready;
-//! 2. the example is built in release mode;
+//! 2. the example is built with the `bench-release` profile (release with fat LTO);
 //! 3. a container image is made from it without a registry (`image`);
 //! 4. the image is loaded into the kind node;
-//! 5. `examples/sample_controller/deploy/` is applied in a fresh namespace: the CRD, a
+//! 5. `crates/kcache/examples/sample_controller/deploy/` is applied in a fresh namespace: the CRD, a
 //!    ServiceAccount with a namespaced Role, and a 2-replica Deployment running with in-cluster
 //!    config and leader election; both replicas roll out;
 //! 6. onwards: `scenario`.
@@ -92,7 +92,7 @@ fn run_steps(opts: &E2eOptions, steps: &mut Steps) -> Result<(), Failure> {
         KindCluster::up(&opts.kind, &path)
     })?;
     let binary = steps.run(
-        "build the sample-controller (cargo build --release)",
+        "build the sample-controller (cargo build --profile bench-release)",
         || Ok(image::build_binary()?),
     )?;
     let context = crate::temp_dir("kcache-e2e-image")?;
@@ -143,10 +143,10 @@ fn check_kubectl() -> Result<(), Failure> {
     }
 }
 
-/// The manifest `name` from `examples/sample_controller/deploy/`.
+/// The manifest `name` from `crates/kcache/examples/sample_controller/deploy/`.
 fn manifest(name: &str) -> PathBuf {
     crate::workspace_root()
-        .join("examples/sample_controller/deploy")
+        .join("crates/kcache/examples/sample_controller/deploy")
         .join(name)
 }
 
