@@ -188,7 +188,7 @@ pub fn demo_crontabs(namespace: &str) -> Vec<CronTab> {
 /// Applies the CRD, creates [`demo_crontabs`] in a fresh namespace and returns what a typed
 /// informer over CronTabs holds once synced.
 pub async fn demo() -> Result<Vec<CronTab>, String> {
-    let cluster = kcache_testserver::TestCluster::start()
+    let cluster = kcache_testing::TestCluster::start()
         .await
         .map_err(|e| format!("test server: {e}"))?;
     let client = Client::from_kubeconfig(cluster.kubeconfig_path()).map_err(|e| e.to_string())?;
