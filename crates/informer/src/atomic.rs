@@ -13,7 +13,7 @@ use std::sync::Arc;
 use kcache_core::{CacheReader, CacheWriter, DeletedFinalStateUnknown, DeletedObject, ObjectKey};
 use kcache_delta_fifo::AtomicEvent;
 
-use crate::notification::Notification;
+use crate::delivery::Notification;
 use crate::outbox::{write_notification, Outbox};
 
 /// Applies `event` to `cache` and queues its notifications in `outbox`. A relist the cache

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use kcache_core::Object;
 
-pub use crate::notification::{Delivery, DeliveryBatch, Notified};
+use crate::delivery::Notification;
+pub use crate::delivery::{Delivery, DeliveryBatch, Notified};
 
 /// What `on_delete` receives: the deleted object, or a tombstone
 /// ([`DeletedObject::Tombstone`]) when the deletion was missed while the watch was down —
@@ -166,5 +167,26 @@ impl<K, H: ResourceEventHandler<K>> ResourceEventHandler<K> for Arc<H> {
     }
     fn on_delete(&self, obj: &DeletedObject<K>) {
         (**self).on_delete(obj)
+    }
+}
+
+impl<K> Notification<K> {
+    /// Calls the matching handler method.
+    pub(crate) fn deliver<H: ResourceEventHandler<K> + ?Sized>(&self, handler: &H) {
+        match self {
+            Notification::Add {
+                obj,
+                is_in_initial_list,
+            } => handler.on_add(obj, *is_in_initial_list),
+            Notification::Update { old, new } => handler.on_update(old, new),
+            Notification::Delete(d) => handler.on_delete(d),
+        }
+    }
+}
+
+impl<K> Delivery<'_, K> {
+    /// Calls `handler`'s `on_add`, `on_update` or `on_delete` with the notification.
+    pub fn deliver_to<H: ResourceEventHandler<K> + ?Sized>(&self, handler: &H) {
+        self.note().deliver(handler)
     }
 }

@@ -34,11 +34,12 @@ use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::delivery::Notification;
 use crate::error::InformerError;
 use crate::handler::ResourceEventHandler;
 use crate::latency::HandlerLatency;
 use crate::listener::{Listener, Resync};
-use crate::notification::{Batch, Notification};
+use crate::notification::Batch;
 use crate::notifying_store::NotifyingStore;
 use crate::options::InformerOptions;
 use crate::outbox::{write_notification, Outbox};

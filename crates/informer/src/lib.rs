@@ -3,6 +3,7 @@
 mod atomic;
 #[cfg(feature = "compact")]
 mod compact;
+mod delivery;
 mod delivery_pool;
 mod error;
 mod factory;

@@ -33,10 +33,11 @@ use parking_lot::{Condvar, Mutex};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use crate::delivery::Delivery;
 use crate::delivery_pool::{DeliveryPool, Lingering};
 use crate::handler::ResourceEventHandler;
 use crate::latency::LatencyHistogram;
-use crate::notification::{Batch, Delivery};
+use crate::notification::Batch;
 use crate::sync_signal::SyncSignal;
 
 thread_local! {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use kcache_core::Object;
 
-use crate::notification::Notification;
+use crate::delivery::Notification;
 
 /// Notifications of one batch of pops, each with whether it is a resync.
 pub(crate) type Outbox<K> = Vec<(Notification<K>, bool)>;

@@ -6,8 +6,9 @@ use std::time::Duration;
 use parking_lot::RwLock;
 use tokio::time::Instant;
 
+use crate::delivery::Notification;
 use crate::listener::Listener;
-use crate::notification::{Batch, Notification};
+use crate::notification::Batch;
 
 /// The resync period a listener actually gets (client-go's `determineResyncPeriod`): none if it
 /// asked for none or the informer never resyncs, and never less than the check period.

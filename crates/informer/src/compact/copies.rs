@@ -295,7 +295,8 @@ fn logged<T>(decoded: Result<T, kcache_core::Error>) -> Option<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notification::{Batch, Notification};
+    use crate::delivery::Notification;
+    use crate::notification::Batch;
 
     #[derive(serde::Deserialize, Debug, PartialEq)]
     struct Thing {
