@@ -218,8 +218,13 @@ impl ListSplitter {
                             "a field of {total} bytes runs past the end of the list ({left} bytes left)"
                         )));
                     }
-                    let what = format_args!("list item {}", self.items);
-                    let Some(body) = complete(buf, &h, what, self.max_object_size)? else {
+                    let Some(body) = complete(
+                        buf,
+                        &h,
+                        format_args!("list item {}", self.items),
+                        self.max_object_size,
+                    )?
+                    else {
                         return Ok(());
                     };
                     match (h.number, h.wire) {
