@@ -23,8 +23,8 @@
 //!   busy core, a context switch to the woken worker, which can preempt the producer).
 //!
 //! Which regime a run falls into depended on small things (where the scheduler put the three
-//! threads on two cores), hence a benchmark with two speeds. Two costs made the keeping-up regime
-//! slower than it needs to be, and both are removed by design:
+//! threads on two cores), hence a benchmark with two speeds. Three costs made the keeping-up
+//! regime slower than it needs to be, and all are removed by design:
 //! - false sharing: nothing kept the flag every add reads (`shutting_down`) off the cache lines
 //!   of counters that workers write per item (`processing`, `queued`) and of the `order` lock
 //!   (Rust lays fields out as it likes), so even a collapsed add could miss the cache whenever a
@@ -37,6 +37,13 @@
 //!   nobody looking, and a woken getter that leaves items behind passes the turn on. The producer
 //!   pays at most one wake-up per burst, not one per item, and every parked worker still gets
 //!   work when enough is queued (client-go's parallelism: `a_burst_wakes_every_parked_worker`).
+//! - idle getters taking the producer's core: every getter that found the queue empty polled for
+//!   a while, half of it in `yield_now`. With more threads than cores (2 or 4 workers and a
+//!   producer on 2 cores) the pollers and their `sched_yield` calls took turns on the producer's
+//!   core: over 1M adds the slow runs made 10,000–50,000 context switches and the fast ones 500–
+//!   4,000, and adds/s fell with them (1.9 M/s at 50,000 against 6.9 M/s at 556, 4 workers). Now
+//!   at most one getter polls at a time, with `spin_loop` hints only, and the others park at once;
+//!   the wake-up rules below still hand every burst to every parked worker.
 //!
 //! Measured with `perf stat` (software events only on the VM: no instruction counters),
 //! `strace -c -f` and temporary counters in this file: on a loaded machine the producer found the
@@ -45,8 +52,9 @@
 //!
 //! Wake-up protocol (no lost wake-ups, no syscall when nobody waits). All counts live under the
 //! `order` lock:
-//! - a blocking getter counts itself in `searching` while it looks: it polls a lock-free length
-//!   for a few microseconds (see [`SPINS`]), then, finding nothing under the lock, leaves
+//! - a blocking getter counts itself in `searching` while it looks: if no other getter is polling,
+//!   it polls a lock-free length for a few microseconds (see [`SPINS`]), then, finding nothing
+//!   under the lock, leaves
 //!   `searching`, increments `blocked` and waits on `cond`;
 //! - a push (add or `done`'s re-queue) notifies one parked getter only if `blocked > 0` and
 //!   `searching == 0`, and counts it as searching at once (parking_lot's `Condvar` has no
@@ -75,10 +83,13 @@ use crate::ordering::QueueOrdering;
 /// The hasher of every per-item map in this crate: fast, DoS-resistant keys.
 pub(crate) type Hasher = ahash::RandomState;
 
-/// How long a blocking getter polls for an item before it parks: half busy-spins, half
-/// `yield_now`. A producer adding fast then never pays a wake-up syscall, and on a loaded machine
-/// the yields hand the core to it; an idle getter parks after a few microseconds.
-const SPINS: u32 = 64;
+/// How long a blocking getter polls for an item before it parks, in `spin_loop` hints (a few
+/// to a few tens of microseconds, about what parking and waking a thread costs). Only one getter
+/// polls at a time (see `spinner`): a spinning thread holds a core, and with more threads than
+/// cores every extra spinner (or a `yield_now` loop) takes the core from the producer it waits
+/// for. A producer adding fast then never pays a wake-up syscall, and an idle getter parks after
+/// a few microseconds.
+const SPINS: u32 = 1000;
 
 /// Number of dirty/processing shards (a power of two).
 const SHARDS: usize = 32;
@@ -164,6 +175,8 @@ pub(crate) struct Engine<T, P> {
     processing: Padded<AtomicUsize>,
     /// `pending.len()`, readable without the lock by spinning getters.
     queued: Padded<AtomicUsize>,
+    /// A blocking getter is polling `queued` before it parks (at most one at a time).
+    spinner: Padded<AtomicBool>,
     metrics: Option<Mutex<QueueMetrics<T>>>,
     retries: Option<Arc<dyn CounterMetric>>,
     /// Run once by the first shutdown: how a wrapping delaying queue stops its timer.
@@ -200,6 +213,7 @@ where
             draining: AtomicBool::new(false),
             processing: Padded(AtomicUsize::new(0)),
             queued: Padded(AtomicUsize::new(0)),
+            spinner: Padded(AtomicBool::new(false)),
             retries: metrics.as_ref().map(|m| m.retries.clone()),
             metrics: metrics.map(Mutex::new),
             shut_down_hooks: Mutex::new(Vec::new()),
@@ -321,7 +335,7 @@ where
     pub(crate) fn get_blocking(&self) -> Option<T> {
         let mut order = self.order.lock();
         order.searching += 1;
-        let mut spins = 0u32;
+        let mut polled = false;
         loop {
             if let Some(item) = self.take_next(&mut order) {
                 order.searching -= 1;
@@ -342,20 +356,19 @@ where
                 order.searching -= 1;
                 return None;
             }
-            if spins < SPINS {
+            // One poll per get, by one getter at a time; the others park at once.
+            if !polled && !self.spinner.swap(true, Ordering::Acquire) {
                 drop(order);
+                let mut spins = 0;
                 while spins < SPINS
                     && self.queued.load(Ordering::Relaxed) == 0
                     && !self.shutting_down.load(Ordering::Relaxed)
                 {
                     spins += 1;
-                    if spins < SPINS / 2 {
-                        std::hint::spin_loop();
-                    } else {
-                        std::thread::yield_now();
-                    }
+                    std::hint::spin_loop();
                 }
-                spins = SPINS;
+                self.spinner.store(false, Ordering::Release);
+                polled = true;
                 order = self.order.lock();
                 continue;
             }

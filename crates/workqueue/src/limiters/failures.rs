@@ -3,9 +3,16 @@
 //!
 //! The eviction order is a queue of (stamp, item), one entry per recorded failure, oldest first;
 //! an entry whose stamp is no longer its item's last is stale and skipped. A failure then costs
-//! one map update and one push, with no tree to rebalance or node to allocate under the lock that
-//! every `add_rate_limited` and `forget` takes; stale entries are swept out once they outnumber
-//! the live ones, so the queue stays within twice the tracked items plus a constant.
+//! one map update and one push, with no tree to rebalance or node to allocate; stale entries are
+//! swept out in place once they outnumber the live ones, so the queue stays within twice the
+//! tracked items plus a constant.
+//!
+//! The order is kept only while it can matter: from the moment more than half of the memory is
+//! in use until less than a quarter is. Below that, a failure and a `forget` are one map
+//! operation under the lock that every `add_rate_limited` and every worker's `forget` take —
+//! the common case of a controller whose items fail and recover — and the order is rebuilt from
+//! the stamps (one sort) when the memory fills up again. The gap between the two marks keeps an
+//! item count hovering at one mark from rebuilding over and over.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
@@ -35,6 +42,9 @@ struct Tracked<T> {
     /// (stamp, item) per recorded failure, oldest first: the eviction order. An entry is live
     /// while its stamp is the item's last in `counts`.
     by_age: VecDeque<(u64, T)>,
+    /// Whether `by_age` is kept (more than half of the memory was in use since it was less than
+    /// a quarter).
+    ordered: bool,
     clock: u64,
 }
 
@@ -44,6 +54,7 @@ impl<T: Hash + Eq + Clone> Failures<T> {
             inner: Mutex::new(Tracked {
                 counts: HashMap::with_hasher(Hasher::new()),
                 by_age: VecDeque::new(),
+                ordered: false,
                 clock: 0,
             }),
             len: AtomicUsize::new(0),
@@ -72,8 +83,12 @@ impl<T: Hash + Eq + Clone> Failures<T> {
                 0
             }
         };
-        t.by_age.push_back((stamp, item.clone()));
-        t.sweep_if_stale();
+        if t.ordered {
+            t.by_age.push_back((stamp, item.clone()));
+            t.sweep_if_stale();
+        } else if t.counts.len() > self.max / 2 {
+            t.build_order();
+        }
         self.len.store(t.counts.len(), Ordering::Release);
         before
     }
@@ -91,7 +106,12 @@ impl<T: Hash + Eq + Clone> Failures<T> {
         }
         let mut t = self.inner.lock();
         if t.counts.remove(item).is_some() {
-            t.sweep_if_stale();
+            if t.ordered && t.counts.len() < self.max / 4 {
+                t.ordered = false;
+                t.by_age = VecDeque::new();
+            } else if t.ordered {
+                t.sweep_if_stale();
+            }
             self.len.store(t.counts.len(), Ordering::Release);
         }
     }
@@ -101,7 +121,7 @@ impl<T: Hash + Eq + Clone> Failures<T> {
     }
 }
 
-impl<T: Hash + Eq> Tracked<T> {
+impl<T: Hash + Eq + Clone> Tracked<T> {
     /// Whether `(stamp, item)` is the item's last failure.
     fn live(&self, stamp: u64, item: &T) -> bool {
         self.counts
@@ -109,7 +129,20 @@ impl<T: Hash + Eq> Tracked<T> {
             .is_some_and(|&(_, last)| last == stamp)
     }
 
-    /// Forgets the item whose last failure is the oldest.
+    /// Starts keeping the eviction order: one entry per tracked item, by its last failure.
+    fn build_order(&mut self) {
+        let mut by_age: Vec<(u64, T)> = self
+            .counts
+            .iter()
+            .map(|(item, &(_, stamp))| (stamp, item.clone()))
+            .collect();
+        by_age.sort_unstable_by_key(|&(stamp, _)| stamp);
+        self.by_age = by_age.into();
+        self.ordered = true;
+    }
+
+    /// Forgets the item whose last failure is the oldest. Only called with the memory full, so
+    /// the order is kept.
     fn evict_oldest(&mut self) {
         while let Some((stamp, item)) = self.by_age.pop_front() {
             if self.live(stamp, &item) {
@@ -123,11 +156,9 @@ impl<T: Hash + Eq> Tracked<T> {
     /// Drops stale entries once they outnumber the live ones (amortized O(1) per failure).
     fn sweep_if_stale(&mut self) {
         if self.by_age.len() > 2 * self.counts.len() + 64 {
-            let by_age = std::mem::take(&mut self.by_age);
-            self.by_age = by_age
-                .into_iter()
-                .filter(|(stamp, item)| self.live(*stamp, item))
-                .collect();
+            let mut by_age = std::mem::take(&mut self.by_age);
+            by_age.retain(|(stamp, item)| self.live(*stamp, item));
+            self.by_age = by_age;
         }
     }
 }
@@ -167,5 +198,32 @@ mod tests {
             (f.count(&1), f.count(&3), f.count(&4), f.count(&5)),
             (0, 1, 1, 1)
         );
+    }
+
+    #[test]
+    fn the_order_is_dropped_when_mostly_empty_and_rebuilt_from_stamps() {
+        let f = Failures::new(8);
+        for i in 0..5 {
+            f.record(&i);
+        }
+        assert!(f.inner.lock().ordered, "over half full: ordered");
+        for i in 0..4 {
+            f.forget(&i);
+        }
+        assert!(!f.inner.lock().ordered, "under a quarter: order dropped");
+        assert!(f.inner.lock().by_age.is_empty());
+        // 4 is the oldest failure; 10..17 fill the memory, 4 failing again in between.
+        for i in 10..13 {
+            f.record(&i);
+        }
+        f.record(&4);
+        for i in 13..17 {
+            f.record(&i);
+        }
+        assert_eq!(f.tracked(), 8);
+        f.record(&17); // evicts 10, the least recently failed (4 failed later)
+        assert_eq!((f.count(&10), f.count(&4), f.count(&17)), (0, 2, 1));
+        f.record(&18); // then 11
+        assert_eq!((f.count(&11), f.count(&12)), (0, 1));
     }
 }
