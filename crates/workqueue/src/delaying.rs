@@ -161,12 +161,30 @@ where
     /// (controller-runtime `AddWithOpts{After, Priority}`); adding a waiting item again with a
     /// higher priority raises it.
     pub fn add_after_with_priority(&self, item: T, delay: Duration, priority: i32) {
+        self.schedule(item, delay, priority, false);
+    }
+
+    /// Adds `item` once `window` has passed since the last call for it (kube-runtime's
+    /// trailing-edge debounce): a waiting item moves to now + `window`, later or earlier, so a
+    /// burst of calls adds it once, `window` after the last. Calls more often than `window`
+    /// postpone it for as long as they go on. Priority as in
+    /// [`add_after_with_priority`](Self::add_after_with_priority); a zero window adds now. Not
+    /// counted as a retry: a debounced add is an event, not a failure.
+    pub fn add_debounced(&self, item: T, window: Duration, priority: i32) {
+        self.schedule(item, window, priority, true);
+    }
+
+    fn schedule(&self, item: T, delay: Duration, priority: i32, reset: bool) {
         if self.queue.shutting_down() {
             return;
         }
-        self.queue.engine().record_retry();
+        if !reset {
+            self.queue.engine().record_retry();
+        }
         match &self.timer.0 {
-            Some(timer) if !delay.is_zero() => timer.insert(item, Instant::now() + delay, priority),
+            Some(timer) if !delay.is_zero() => {
+                timer.insert(item, Instant::now() + delay, priority, reset)
+            }
             _ => self.queue.engine().add(Item::Owned(item), priority),
         }
     }

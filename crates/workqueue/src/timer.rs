@@ -12,6 +12,7 @@
 //! sleeps (`Condvar`, and `Notify`'s stored permit) catch a wake-up sent after that check.
 
 use std::cmp::{Ordering, Reverse};
+use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::Hash;
 use std::sync::Arc;
@@ -85,12 +86,13 @@ impl<T: Hash + Eq + Clone> Waiting<T> {
     }
 
     /// Inserts `item`, or moves it earlier and raises its priority (client-go: the earliest time
-    /// wins; controller-runtime: the highest priority wins). True if it became the next to fire.
-    fn insert(&mut self, item: T, at: Instant, priority: i32) -> bool {
+    /// wins; controller-runtime: the highest priority wins); with `reset`, a waiting item moves to
+    /// `at` even if later (a debounce). True if it became the next to fire.
+    fn insert(&mut self, item: T, at: Instant, priority: i32, reset: bool) -> bool {
         match self.ready_at.get_mut(&item) {
             Some((current, p)) => {
                 *p = (*p).max(priority);
-                if *current <= at {
+                if *current == at || (*current < at && !reset) {
                     return false;
                 }
                 *current = at;
@@ -105,24 +107,27 @@ impl<T: Hash + Eq + Clone> Waiting<T> {
         self.heap.peek().is_some_and(|h| h.0.seq == seq)
     }
 
-    /// Pops every item ready at `now`, in time order, and the next ready time.
-    fn take_ready(&mut self, now: Instant) -> (Vec<(T, i32)>, Option<Instant>) {
-        let mut ready = Vec::new();
+    /// Pops up to `max` items ready at `now`, in time order, into `ready`; returns the next ready
+    /// time if none is left ready.
+    fn take_ready(&mut self, now: Instant, max: usize, ready: &mut Vec<(T, i32)>) -> Next {
         while let Some(Reverse(head)) = self.heap.peek() {
             if head.at > now {
-                return (ready, Some(head.at));
+                return Next::At(head.at);
+            }
+            if ready.len() == max {
+                return Next::Now;
             }
             let Some(Reverse(slot)) = self.heap.pop() else {
                 break;
             };
-            if let Some(&(at, priority)) = self.ready_at.get(&slot.item) {
-                if at == slot.at {
-                    self.ready_at.remove(&slot.item);
-                    ready.push((slot.item, priority));
+            if let Entry::Occupied(live) = self.ready_at.entry(slot.item) {
+                if live.get().0 == slot.at {
+                    let (item, (_, priority)) = live.remove_entry();
+                    ready.push((item, priority));
                 }
             }
         }
-        (ready, None)
+        Next::Idle
     }
 }
 
@@ -193,13 +198,14 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> Timer<T> {
         Some(timer)
     }
 
-    /// Adds `item` to the waiting set; wakes the driver if it is now the next to fire.
-    pub(crate) fn insert(&self, item: T, at: Instant, priority: i32) {
+    /// Adds `item` to the waiting set (see [`Waiting::insert`]); wakes the driver if it is now
+    /// the next to fire.
+    pub(crate) fn insert(&self, item: T, at: Instant, priority: i32, reset: bool) {
         let mut state = self.state.lock();
         if state.closed {
             return;
         }
-        if state.waiting.insert(item, at, priority) {
+        if state.waiting.insert(item, at, priority, reset) {
             state.kicked = true;
             self.cond.notify_one();
             drop(state);
@@ -217,22 +223,31 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> Timer<T> {
     where
         O: QueueOrdering<T>,
     {
-        let (ready, next) = {
-            let mut state = self.state.lock();
-            if queue.shutting_down() {
-                state.closed = true;
-                state.waiting.clear();
+        let mut ready = Vec::with_capacity(FIRE_BATCH);
+        loop {
+            let next = {
+                let mut state = self.state.lock();
+                if queue.shutting_down() {
+                    state.closed = true;
+                    state.waiting.clear();
+                }
+                if state.closed {
+                    return Err(Closed);
+                }
+                state.kicked = false;
+                state
+                    .waiting
+                    .take_ready(Instant::now(), FIRE_BATCH, &mut ready)
+            };
+            for (item, priority) in ready.drain(..) {
+                queue.engine().add(Item::Owned(item), priority);
             }
-            if state.closed {
-                return Err(Closed);
+            match next {
+                Next::Now => continue,
+                Next::At(at) => return Ok(Some(at)),
+                Next::Idle => return Ok(None),
             }
-            state.kicked = false;
-            state.waiting.take_ready(Instant::now())
-        };
-        for (item, priority) in ready {
-            queue.engine().add(Item::Owned(item), priority);
         }
-        Ok(next)
     }
 
     fn run_blocking<O>(&self, queue: &Queue<T, O>)
@@ -275,6 +290,21 @@ impl<T: Hash + Eq + Clone + Send + Sync + 'static> Timer<T> {
 /// The timer was closed: the driver ends.
 struct Closed;
 
+/// How many ready items the driver moves per hold of the state lock, so that adds waiting for
+/// the lock get in between when many items come due at once.
+const FIRE_BATCH: usize = 64;
+
+/// When the next waiting item is due, as [`Waiting::take_ready`] leaves it.
+#[derive(Debug, PartialEq)]
+enum Next {
+    /// Items are ready now (more than one batch was).
+    Now,
+    /// The earliest waiting item is due then.
+    At(Instant),
+    /// Nothing waits.
+    Idle,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,18 +315,23 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut w = Waiting::new();
-        assert!(w.insert("a", t0 + ms(50), 0), "first item is next");
-        assert!(!w.insert("a", t0 + ms(70), 0), "later time ignored");
-        assert!(w.insert("a", t0 + ms(30), 0), "earlier time moves it");
-        assert!(!w.insert("b", t0 + ms(40), 0));
+        assert!(w.insert("a", t0 + ms(50), 0, false), "first item is next");
+        assert!(!w.insert("a", t0 + ms(70), 0, false), "later time ignored");
+        assert!(
+            w.insert("a", t0 + ms(30), 0, false),
+            "earlier time moves it"
+        );
+        assert!(!w.insert("b", t0 + ms(40), 0, false));
         assert_eq!(w.heap.len(), 3, "one stale slot left behind");
 
-        let (ready, next) = w.take_ready(t0 + ms(35));
+        let mut ready = Vec::new();
+        let next = w.take_ready(t0 + ms(35), 8, &mut ready);
         assert_eq!(ready, [("a", 0)]);
-        assert_eq!(next, Some(t0 + ms(40)));
-        let (ready, next) = w.take_ready(t0 + ms(100));
+        assert_eq!(next, Next::At(t0 + ms(40)));
+        ready.clear();
+        let next = w.take_ready(t0 + ms(100), 8, &mut ready);
         assert_eq!(ready, [("b", 0)], "a's stale 50ms slot does not fire");
-        assert_eq!(next, None);
+        assert_eq!(next, Next::Idle);
         assert!(w.ready_at.is_empty());
     }
 
@@ -305,11 +340,35 @@ mod tests {
         let t0 = Instant::now();
         let ms = Duration::from_millis;
         let mut w = Waiting::new();
-        w.insert("a", t0 + ms(10), 5);
-        w.insert("a", t0 + ms(20), 1); // later and lower: changes nothing
-        w.insert("b", t0 + ms(10), -1);
-        w.insert("b", t0 + ms(30), 3); // later but higher: raises, keeps 10ms
-        let (ready, _) = w.take_ready(t0 + ms(10));
+        w.insert("a", t0 + ms(10), 5, false);
+        w.insert("a", t0 + ms(20), 1, false); // later and lower: changes nothing
+        w.insert("b", t0 + ms(10), -1, false);
+        w.insert("b", t0 + ms(30), 3, false); // later but higher: raises, keeps 10ms
+        let mut ready = Vec::new();
+        w.take_ready(t0 + ms(10), 1, &mut ready);
+        assert_eq!(ready, [("a", 5)], "one batch of one");
+        assert_eq!(w.take_ready(t0 + ms(10), 2, &mut ready), Next::Idle);
         assert_eq!(ready, [("a", 5), ("b", 3)]);
+    }
+
+    #[test]
+    fn a_reset_moves_a_waiting_item_later_too() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut w = Waiting::new();
+        w.insert("a", t0 + ms(10), 0, true);
+        w.insert("a", t0 + ms(25), 0, true); // a debounce: the latest call wins
+        w.insert("b", t0 + ms(20), 0, false);
+        let mut ready = Vec::new();
+        let next = w.take_ready(t0 + ms(20), 8, &mut ready);
+        assert_eq!(ready, [("b", 0)], "a's 10ms slot is stale");
+        assert_eq!(next, Next::At(t0 + ms(25)));
+        assert!(
+            w.insert("a", t0 + ms(22), 0, true),
+            "earlier again: next to fire"
+        );
+        ready.clear();
+        w.take_ready(t0 + ms(30), 8, &mut ready);
+        assert_eq!(ready, [("a", 0)], "fires once");
     }
 }

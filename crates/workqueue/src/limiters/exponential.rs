@@ -12,7 +12,8 @@ use super::RateLimiter;
 ///
 /// Memory is bounded: at most [`DEFAULT_MAX_TRACKED_ITEMS`](super::DEFAULT_MAX_TRACKED_ITEMS)
 /// items (or [`with_max_tracked`](Self::with_max_tracked)'s) are remembered; a new item beyond
-/// that evicts the item whose last failure is the oldest, which then starts again from `base`.
+/// that evicts the item whose last failure is the oldest (in its shard, for a memory of 16k items
+/// or more), which then starts again from `base`.
 pub struct ItemExponentialFailureRateLimiter<T> {
     failures: Failures<T>,
     base: Duration,

@@ -13,6 +13,12 @@
 //! the common case of a controller whose items fail and recover — and the order is rebuilt from
 //! the stamps (one sort) when the memory fills up again. The gap between the two marks keeps an
 //! item count hovering at one mark from rebuilding over and over.
+//!
+//! A large memory (the default) is split into shards by item hash, each with its own lock and
+//! its own share of the memory, so the producer's failures and the workers' `forget`s rarely
+//! meet on one lock. Eviction is then by least recent failure within the new item's shard; with
+//! at least [`MIN_PER_SHARD`] items per shard that is close to the whole memory's order. A
+//! smaller memory is one shard, with the exact order.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::Hash;
@@ -26,15 +32,27 @@ use crate::engine::Hasher;
 /// failed one.
 pub const DEFAULT_MAX_TRACKED_ITEMS: usize = 100_000;
 
+/// Number of shards of a memory of at least `SHARDS × MIN_PER_SHARD` items (a power of two).
+const SHARDS: usize = 16;
+
+/// The fewest items a shard remembers: a smaller memory is not sharded.
+const MIN_PER_SHARD: usize = 1024;
+
 /// Failure counts of at most `max` items; when full, recording a new item evicts the item whose
-/// last failure is the oldest (so it starts afresh if it fails again).
+/// last failure is the oldest in its shard (so it starts afresh if it fails again).
 pub(crate) struct Failures<T> {
-    inner: Mutex<Tracked<T>>,
-    /// Number of tracked items, readable without the lock: `forget` of an untracked item is
+    shards: Box<[Shard<T>]>,
+    hasher: Hasher,
+    /// Number of tracked items, readable without a lock: `forget` of an untracked item is
     /// then free when nothing is tracked (the common case of a healthy controller).
     len: AtomicUsize,
+    /// How many items one shard remembers.
     max: usize,
 }
+
+/// One shard's items, on cache lines of its own.
+#[repr(align(128))]
+struct Shard<T>(Mutex<Tracked<T>>);
 
 struct Tracked<T> {
     /// item → (failures, stamp of its last failure)
@@ -50,21 +68,40 @@ struct Tracked<T> {
 
 impl<T: Hash + Eq + Clone> Failures<T> {
     pub(crate) fn new(max: usize) -> Self {
+        let max = max.max(1);
+        let shards = if max >= SHARDS * MIN_PER_SHARD {
+            SHARDS
+        } else {
+            1
+        };
+        let hasher = Hasher::new();
         Failures {
-            inner: Mutex::new(Tracked {
-                counts: HashMap::with_hasher(Hasher::new()),
-                by_age: VecDeque::new(),
-                ordered: false,
-                clock: 0,
-            }),
+            shards: (0..shards)
+                .map(|_| {
+                    Shard(Mutex::new(Tracked {
+                        counts: HashMap::with_hasher(hasher.clone()),
+                        by_age: VecDeque::new(),
+                        ordered: false,
+                        clock: 0,
+                    }))
+                })
+                .collect(),
+            hasher,
             len: AtomicUsize::new(0),
-            max: max.max(1),
+            max: max / shards,
         }
+    }
+
+    /// The shard of `item`: bits 40.. of the hash, which the maps (same hasher) use neither for
+    /// buckets nor for tags.
+    fn shard(&self, item: &T) -> &Mutex<Tracked<T>> {
+        let i = (self.hasher.hash_one(item) >> 40) as usize & (self.shards.len() - 1);
+        &self.shards[i].0
     }
 
     /// Records one failure; returns how many were remembered before it.
     pub(crate) fn record(&self, item: &T) -> u32 {
-        let mut t = self.inner.lock();
+        let mut t = self.shard(item).lock();
         let t = &mut *t;
         t.clock += 1;
         let stamp = t.clock;
@@ -78,6 +115,8 @@ impl<T: Hash + Eq + Clone> Failures<T> {
             None => {
                 if t.counts.len() >= self.max {
                     t.evict_oldest();
+                } else {
+                    self.len.fetch_add(1, Ordering::Release);
                 }
                 t.counts.insert(item.clone(), (1, stamp));
                 0
@@ -89,7 +128,6 @@ impl<T: Hash + Eq + Clone> Failures<T> {
         } else if t.counts.len() > self.max / 2 {
             t.build_order();
         }
-        self.len.store(t.counts.len(), Ordering::Release);
         before
     }
 
@@ -97,22 +135,22 @@ impl<T: Hash + Eq + Clone> Failures<T> {
         if self.len.load(Ordering::Acquire) == 0 {
             return 0;
         }
-        self.inner.lock().counts.get(item).map_or(0, |c| c.0)
+        self.shard(item).lock().counts.get(item).map_or(0, |c| c.0)
     }
 
     pub(crate) fn forget(&self, item: &T) {
         if self.len.load(Ordering::Acquire) == 0 {
             return;
         }
-        let mut t = self.inner.lock();
+        let mut t = self.shard(item).lock();
         if t.counts.remove(item).is_some() {
+            self.len.fetch_sub(1, Ordering::Release);
             if t.ordered && t.counts.len() < self.max / 4 {
                 t.ordered = false;
                 t.by_age = VecDeque::new();
             } else if t.ordered {
                 t.sweep_if_stale();
             }
-            self.len.store(t.counts.len(), Ordering::Release);
         }
     }
 
@@ -188,7 +226,7 @@ mod tests {
             f.record(&2);
             f.forget(&2);
         }
-        let len = f.inner.lock().by_age.len();
+        let len = f.shards[0].0.lock().by_age.len();
         assert!(len <= 2 + 64, "stale entries swept: {len} left");
         // 1's oldest entries are stale: filling the memory evicts 1 (the least recent), not 3.
         f.record(&3);
@@ -206,12 +244,15 @@ mod tests {
         for i in 0..5 {
             f.record(&i);
         }
-        assert!(f.inner.lock().ordered, "over half full: ordered");
+        assert!(f.shards[0].0.lock().ordered, "over half full: ordered");
         for i in 0..4 {
             f.forget(&i);
         }
-        assert!(!f.inner.lock().ordered, "under a quarter: order dropped");
-        assert!(f.inner.lock().by_age.is_empty());
+        assert!(
+            !f.shards[0].0.lock().ordered,
+            "under a quarter: order dropped"
+        );
+        assert!(f.shards[0].0.lock().by_age.is_empty());
         // 4 is the oldest failure; 10..17 fill the memory, 4 failing again in between.
         for i in 10..13 {
             f.record(&i);
@@ -225,5 +266,27 @@ mod tests {
         assert_eq!((f.count(&10), f.count(&4), f.count(&17)), (0, 2, 1));
         f.record(&18); // then 11
         assert_eq!((f.count(&11), f.count(&12)), (0, 1));
+    }
+
+    #[test]
+    fn a_sharded_memory_stays_within_its_bound() {
+        let max = SHARDS * MIN_PER_SHARD + 100;
+        let f = Failures::new(max);
+        assert_eq!(f.shards.len(), SHARDS);
+        for i in 0..3 * max {
+            f.record(&i);
+        }
+        assert!(f.tracked() <= max, "{} > {max}", f.tracked());
+        let held: usize = f.shards.iter().map(|s| s.0.lock().counts.len()).sum();
+        assert_eq!(held, f.tracked(), "the count matches the shards");
+        assert_eq!(
+            f.count(&(3 * max - 1)),
+            1,
+            "the latest failure is remembered"
+        );
+        for i in 0..3 * max {
+            f.forget(&i);
+        }
+        assert_eq!(f.tracked(), 0);
     }
 }
