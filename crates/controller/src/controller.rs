@@ -318,8 +318,10 @@ impl<K: Resource + Object> Controller<K> {
         self
     }
 
-    /// Events queue their key only after `window`: events of one key within the window of its
-    /// first event collapse into one reconcile (zero, the default: at once).
+    /// kube-runtime's trailing-edge debounce: an event queues its key `window` after the last
+    /// event of that key, so a burst of changes is reconciled once, after it ends (zero, the
+    /// default: at once). Events of one key more often than `window` postpone it for as long as
+    /// they go on, as in kube-runtime; requeues and retries are not debounced.
     pub fn debounce(mut self, window: Duration) -> Self {
         self.config.debounce = window;
         self

@@ -34,8 +34,7 @@ impl Enqueue {
         if self.debounce.is_zero() {
             self.queue.add_with_priority(request, priority);
         } else {
-            self.queue
-                .add_after_with_priority(request, self.debounce, priority);
+            self.queue.add_debounced(request, self.debounce, priority);
         }
     }
 }

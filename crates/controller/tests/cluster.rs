@@ -1,6 +1,7 @@
 //! Against kcache-testserver: workers start after the caches and handlers synced, owned objects
 //! map to their controller owner (or to every owner), one key is never reconciled twice at once,
-//! read-your-writes, and the controller as a manager's `Runnable`.
+//! read-your-writes, a failing watch of one owned kind backs off alone, and the controller as a
+//! manager's `Runnable`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use kcache_controller::{
     WriteTracker,
 };
 use kcache_informer::{FactoryOptions, SharedInformerFactory};
-use kcache_testing::TestCluster;
+use kcache_testing::{Failure, RequestMatch, TestCluster};
 use kcache_transport::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -45,8 +46,9 @@ async fn touch(api: &Api<Secret>, name: &str, value: &str) {
 }
 
 struct Setup {
-    _cluster: TestCluster,
+    cluster: TestCluster,
     factory: Arc<SharedInformerFactory>,
+    cms: Api<ConfigMap>,
     secrets: Api<Secret>,
 }
 
@@ -74,8 +76,9 @@ async fn setup() -> Setup {
     };
     let factory = Arc::new(SharedInformerFactory::new(client, options));
     Setup {
-        _cluster: cluster,
+        cluster,
         factory,
+        cms,
         secrets,
     }
 }
@@ -195,11 +198,78 @@ async fn one_key_is_never_reconciled_twice_at_once() {
     assert_eq!(ctx.rec.count("b"), 0);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_owned_watch_backs_off_alone() {
+    // kube-runtime shares one backoff across the trigger watches, so one failing kind stalls
+    // them all; here each source is its own informer with its own reflector and backoff.
+    let s = setup().await;
+    let Some(server) = s.cluster.server() else {
+        println!(
+            "kcache-skip: a_failing_owned_watch_backs_off_alone: fault injection needs the \
+             embedded server"
+        );
+        return;
+    };
+    let ctx = ctx(&s.factory);
+    let stop = CancellationToken::new();
+    let c = Controller::for_::<ConfigMap>(&s.factory)
+        .named("owned-backs-off-alone")
+        .owns::<Secret>()
+        .shutdown_on(stop.clone());
+    let task = tokio::spawn(c.run(observe, DefaultErrorPolicy, ctx.clone()));
+    ctx.rec.wait_until("the first list", |c| c.len() == 2).await;
+    let secret_stats = || {
+        s.factory
+            .compact_informer::<Secret>()
+            .informer()
+            .stats()
+            .reflector
+    };
+    let before = secret_stats();
+
+    // Every Secret request fails from now on; every watch is cut, so both kinds relist.
+    server.fail_next(
+        usize::MAX,
+        RequestMatch::any().resource("secrets"),
+        Failure::InternalError,
+    );
+    server.expire_watches();
+    let patch = json!({"data": {"k": "1"}});
+    s.cms
+        .patch("b", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    ctx.rec
+        .wait_until("b while Secrets fail", |c| {
+            c.iter().filter(|c| c.0 == "b").count() == 2
+        })
+        .await;
+    let during = secret_stats();
+    assert_eq!(
+        during.syncs, before.syncs,
+        "no Secret list has succeeded: {during:?}"
+    );
+
+    // Once Secrets answer again, their changes trigger as before.
+    server.clear_faults();
+    touch(&s.secrets, "s-a", "after").await;
+    ctx.rec
+        .wait_until("a after Secrets recovered", |c| {
+            c.iter().filter(|c| c.0 == "a").count() == 2
+        })
+        .await;
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
 struct RywCtx {
     client: kcache_transport::Client,
     secrets: Arc<dyn kcache_controller::ObjectCache<Secret>>,
     writes: WriteTracker,
-    stale: AtomicUsize,
+    /// The label value of the last write that succeeded (0: none yet).
+    written: AtomicUsize,
+    /// (last written, what the reconcile after it read) of every stale read.
+    stale: parking_lot::Mutex<Vec<(usize, Option<String>)>>,
     rec: Recorder,
 }
 
@@ -217,7 +287,8 @@ async fn the_next_reconcile_reads_the_controllers_own_write() {
         client: s.secrets.client().clone(),
         secrets: Arc::new(s.factory.compact_informer::<Secret>()),
         writes: c.writes(),
-        stale: AtomicUsize::new(0),
+        written: AtomicUsize::new(0),
+        stale: Default::default(),
         rec: Recorder::default(),
     });
     let reconcile = |cm: Arc<ConfigMap>, ctx: Arc<RywCtx>| async move {
@@ -233,8 +304,9 @@ async fn the_next_reconcile_reads_the_controllers_own_write() {
             .labels
             .as_ref()
             .and_then(|l| l.get("n").cloned());
-        if n > 1 && seen != Some((n - 1).to_string()) {
-            ctx.stale.fetch_add(1, Ordering::SeqCst);
+        let written = ctx.written.load(Ordering::SeqCst);
+        if written > 0 && seen != Some(written.to_string()) {
+            ctx.stale.lock().push((written, seen));
         }
         if n == 10 {
             return Ok(Action::await_change());
@@ -245,6 +317,7 @@ async fn the_next_reconcile_reads_the_controllers_own_write() {
             .await
             .map_err(|_| TestError::Retry)?;
         ctx.writes.wrote(&ReconcileRequest::of(&*cm), &written);
+        ctx.written.store(n, Ordering::SeqCst);
         Ok::<_, TestError>(Action::requeue_after(std::time::Duration::ZERO))
     };
     let task = tokio::spawn(c.run(reconcile, DefaultErrorPolicy, ctx.clone()));
@@ -253,7 +326,7 @@ async fn the_next_reconcile_reads_the_controllers_own_write() {
         .await;
     stop.cancel();
     task.await.unwrap().unwrap();
-    assert_eq!(ctx.stale.load(Ordering::SeqCst), 0);
+    assert_eq!(*ctx.stale.lock(), [], "(written, read) of stale reads");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -369,6 +369,42 @@ async fn each_object_of_the_first_list_is_reconciled_once_and_debounce_collapses
 }
 
 #[tokio::test(start_paused = true)]
+async fn debounce_waits_for_the_window_after_the_last_event() {
+    let fake = Fake::new("trailing", [cm("ns", "a")]);
+    let ctx = Arc::new(Recorder::default());
+    let (tx, trigger) = channel_trigger();
+    let c = Controller::for_informer(fake.cache())
+        .named("trailing")
+        .watches_stream(trigger)
+        .debounce(Duration::from_secs(1));
+    let (stop, task) = spawn_run(c, ctx.clone(), |cm, ctx: Arc<Ctx>| async move {
+        ctx.record(&cm);
+        Ok(Action::await_change())
+    });
+    ctx.wait_until("the first list", |c| c.len() == 1).await;
+    let start = Instant::now();
+    // Events at 0, 0.6 s and 1.2 s: each within the window of the one before.
+    for _ in 0..3 {
+        tx.send(ReconcileRequest::new("ns", "a")).unwrap();
+        tokio::time::sleep(Duration::from_millis(600)).await;
+    }
+    // 1.8 s: the first event's window ended long ago, the last one's has not.
+    assert_eq!(
+        ctx.count("a"),
+        1,
+        "not yet: the burst's last event was 0.6 s ago"
+    );
+    ctx.wait_until("the burst", |c| c.len() == 2).await;
+    assert_eq!(
+        start.elapsed(),
+        Duration::from_millis(2200),
+        "one window after the last event"
+    );
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
 async fn two_running_controllers_cannot_share_a_name() {
     let fake = Fake::new("dup", [cm("ns", "a")]);
     let ctx = Arc::new(Recorder::default());
