@@ -1,39 +1,42 @@
-//! A controller over a rate-limited, delaying priority queue, as controller-runtime runs its
-//! controllers since v0.23: objects of the informer's initial list are enqueued at a low
-//! priority (`on_add`'s `is_in_initial_list`), so a restart's full resync does not delay objects
-//! that change meanwhile; later events go in at the normal priority 0. Failures are retried with
-//! rate-limited backoff and a reconcile can ask to be run again later (`add_after`): both keep
-//! the priority they are given.
+//! kcache-controller's priority queue, as controller-runtime runs its controllers since v0.23:
+//! objects of the informer's initial list (and resyncs) are queued at `LOW_PRIORITY`, so after a
+//! restart the relisted backlog does not delay objects that really change meanwhile; their
+//! events go in at the normal priority 0. It is on by default (`priority_queue(false)` turns it
+//! off). Failures are retried with rate-limited backoff and a reconcile can ask to run again
+//! later (`Action::requeue_after`).
 //!
-//! It starts kcache-testserver in-process, creates pods, lets the informer list them, creates
-//! more while the worker has not started yet, then runs one worker: the new pods are reconciled
-//! before the initial ones. It prints the order and exits.
+//! It starts kcache-testserver in-process, creates four pods, then starts a controller of pods
+//! with one worker: the four are its initial list, a backlog at low priority. The first
+//! reconcile holds until two more pods have been created and queued; the new pods then go before
+//! the rest of the backlog. It prints the order and exits.
 //!
-//! `cargo run --example priority-controller`
+//! `cargo run -p kcache --example priority-controller`
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
-use kcache::informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
+use kcache::controller::{Action, Controller, DefaultErrorPolicy, Predicate, LOW_PRIORITY};
+use kcache::informer::{FactoryOptions, SharedInformerFactory};
 use kcache::transport::{Api, Client, PostParams};
-use kcache::workqueue::{
-    DelayingQueue, ItemExponentialFailureRateLimiter, PriorityQueue, RateLimitingQueue,
-};
-use kcache::ObjectKey;
+use kcache::Object;
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
-/// controller-runtime's `handler.LowPriority`: what initial-list objects are enqueued with.
-pub const LOW_PRIORITY: i32 = -100;
 /// Pods that exist before the controller starts: they arrive in the initial list.
 pub const INITIAL: [&str; 4] = ["old-0", "old-1", "old-2", "old-3"];
-/// Pods created once the informer synced: they arrive as watch events.
+/// Pods created while the first reconcile holds: they arrive as watch events.
 pub const LATER: [&str; 2] = ["new-0", "flaky-0"];
+/// A pod created after [`LATER`] that the controller's predicate filters out. A handler gets an
+/// informer's events one at a time, in order: once the predicate has seen this one, the
+/// events of [`LATER`] are queued.
+pub const MARKER: &str = "marker";
 /// How long `new-0` asks to wait before it is reconciled again.
 pub const REQUEUE_AFTER: Duration = Duration::from_millis(20);
-
-/// The queue: controller-runtime's priority queue, with delays and rate-limited retries.
-pub type WorkQueue = RateLimitingQueue<String, kcache::workqueue::ByPriority<String>>;
+/// Every reconcile the demo makes: each pod once, plus `flaky-0`'s retry and `new-0`'s requeue.
+const RUNS: usize = INITIAL.len() + LATER.len() + 2;
 
 /// The demo pods' image: one every kind node has preloaded and any cluster can pull.
 const DEMO_IMAGE: &str = "k8s.gcr.io/pause:3.2";
@@ -45,10 +48,57 @@ const NO_SCHEDULER: &str = "kcache-demo-unscheduled";
 /// What the worker did, in order.
 #[derive(Debug, Default, Clone)]
 pub struct Summary {
-    /// Every reconcile, in order: pod name and the priority it was enqueued with last.
-    pub order: Vec<(String, i32)>,
+    /// Every reconcile, in order: the pod's name.
+    pub order: Vec<String>,
     /// Failed reconciles per pod.
     pub failures: BTreeMap<String, usize>,
+}
+
+/// The reconcile's context: what it did, and the demo's two signals.
+struct Ctx {
+    summary: Mutex<Summary>,
+    /// Reconciles begun.
+    begun: watch::Sender<usize>,
+    /// Whether the predicate has seen [`MARKER`].
+    marker_seen: watch::Sender<bool>,
+}
+
+/// `flaky-*`'s first reconcile fails.
+#[derive(Debug, thiserror::Error)]
+#[error("pretend failure of {0}")]
+struct PretendFailure(String);
+
+/// Business logic: the first reconcile holds until the new pods are queued; `flaky-*` fails
+/// once; `new-0` asks to be looked at again after `REQUEUE_AFTER`, once.
+async fn reconcile(pod: Arc<Pod>, ctx: Arc<Ctx>) -> Result<Action, PretendFailure> {
+    let name = pod.name().to_string();
+    let (begun, runs) = {
+        let mut s = ctx.summary.lock();
+        s.order.push(name.clone());
+        (
+            s.order.len(),
+            s.order.iter().filter(|n| **n == name).count(),
+        )
+    };
+    ctx.begun.send_replace(begun);
+    if begun == 1 {
+        let _ = ctx.marker_seen.subscribe().wait_for(|seen| *seen).await;
+    }
+    match name.as_str() {
+        n if n.starts_with("flaky-") && runs == 1 => {
+            println!("{n}: pretend failure; retrying rate-limited");
+            *ctx.summary.lock().failures.entry(name.clone()).or_default() += 1;
+            Err(PretendFailure(name))
+        }
+        "new-0" if runs == 1 => {
+            println!("reconciled new-0; again in {REQUEUE_AFTER:?}");
+            Ok(Action::requeue_after(REQUEUE_AFTER))
+        }
+        n => {
+            println!("reconciled {n}");
+            Ok(Action::await_change())
+        }
+    }
 }
 
 fn pod(namespace: &str, name: &str) -> Pod {
@@ -61,24 +111,11 @@ fn pod(namespace: &str, name: &str) -> Pod {
     .expect("a valid pod")
 }
 
-/// Waits (on the condition, polling) until `done` holds; the limit only bounds a broken run.
-async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out: {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// Business logic: `flaky-*` fails once; `new-0` asks to be looked at again after
-/// `REQUEUE_AFTER`, once.
-fn reconcile(name: &str, summary: &Summary) -> Result<Option<Duration>, String> {
-    let runs = summary.order.iter().filter(|(n, _)| n == name).count();
-    match name {
-        n if n.starts_with("flaky-") && runs == 1 => Err(format!("pretend failure of {n}")),
-        "new-0" if runs == 1 => Ok(Some(REQUEUE_AFTER)),
-        _ => Ok(None),
-    }
+/// Waits until `done` holds on `progress`; the limit only bounds a broken run.
+async fn wait_for<T>(what: &str, progress: &watch::Sender<T>, done: impl FnMut(&T) -> bool) {
+    let mut rx = progress.subscribe();
+    let waited = tokio::time::timeout(Duration::from_secs(30), rx.wait_for(done)).await;
+    assert!(waited.is_ok_and(|r| r.is_ok()), "timed out: {what}");
 }
 
 /// Runs the demo against the embedded server and returns what the worker did.
@@ -98,102 +135,57 @@ pub async fn demo() -> Summary {
             .expect("create pod");
     }
 
-    let queue: WorkQueue = RateLimitingQueue::wrap(
-        DelayingQueue::wrap(PriorityQueue::default()),
-        ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1)),
-    );
-    // The priority each key was last enqueued with, for the printout.
-    let priorities = Arc::new(Mutex::new(BTreeMap::<String, i32>::new()));
-    let factory = SharedInformerFactory::new(
+    let factory = Arc::new(SharedInformerFactory::new(
         client,
         FactoryOptions {
             namespace: Some(ns.clone()),
             ..FactoryOptions::default()
         },
-    );
-    let informer = factory.informer::<Pod>();
-    let enqueue = {
-        let (queue, priorities) = (queue.clone(), priorities.clone());
-        move |key: String, priority: i32| {
-            priorities.lock().unwrap().insert(key.clone(), priority);
-            queue.add_with_priority(key, priority);
+    ));
+    let ctx = Arc::new(Ctx {
+        summary: Mutex::default(),
+        begun: watch::Sender::new(0),
+        marker_seen: watch::Sender::new(false),
+    });
+    let seen = ctx.clone();
+    let not_marker = Predicate::from_object(move |pod: &Pod| {
+        let marker = pod.name() == MARKER;
+        if marker {
+            seen.marker_seen.send_replace(true);
         }
-    };
-    let (on_add, on_update) = (enqueue.clone(), enqueue);
-    informer
-        .add_event_handler(
-            ResourceEventHandlerFuncs::new()
-                .on_add(move |pod: &Arc<Pod>, is_in_initial_list| {
-                    // controller-runtime's rule: the initial list goes in at low priority.
-                    let priority = if is_in_initial_list { LOW_PRIORITY } else { 0 };
-                    on_add(ObjectKey::of(pod.as_ref()).to_string(), priority);
-                })
-                .on_update(move |_, pod: &Arc<Pod>| {
-                    on_update(ObjectKey::of(pod.as_ref()).to_string(), 0);
-                }),
-        )
-        .expect("the informer is not stopped");
-    factory.start();
-    factory.wait_for_cache_sync().await;
-    wait_until("the initial list is queued", || {
-        queue.len() == INITIAL.len()
-    })
-    .await;
-    println!("initial list queued at priority {LOW_PRIORITY}: {INITIAL:?}");
-    for name in LATER {
+        !marker
+    });
+    let stop = CancellationToken::new();
+    let controller = Controller::for_::<Pod>(&factory)
+        .named("priority-controller")
+        .predicate(not_marker)
+        .shutdown_on(stop.clone()); // one worker; the priority queue is on by default
+    let running = tokio::spawn(controller.run(reconcile, DefaultErrorPolicy, ctx.clone()));
+
+    wait_for("the first reconcile", &ctx.begun, |n| *n >= 1).await;
+    println!(
+        "initial list queued at priority {LOW_PRIORITY}: {INITIAL:?}; the first reconcile holds"
+    );
+    for name in LATER.into_iter().chain([MARKER]) {
         pods.create(&PostParams::default(), &pod(&ns, name))
             .await
             .expect("create pod");
     }
-    let queued = INITIAL.len() + LATER.len();
-    wait_until("the new pods are queued", || queue.len() == queued).await;
-    println!("new pods queued at priority 0: {LATER:?}; starting one worker");
-
-    let summary = Arc::new(Mutex::new(Summary::default()));
-    let worker = {
-        let (queue, summary, priorities) = (queue.clone(), summary.clone(), priorities.clone());
-        tokio::spawn(async move {
-            while let Some(key) = queue.get_guarded().await {
-                let name = key.rsplit('/').next().unwrap_or_default().to_string();
-                let priority = priorities.lock().unwrap().get(&*key).copied().unwrap_or(0);
-                let mut s = summary.lock().unwrap();
-                s.order.push((name.clone(), priority));
-                match reconcile(&name, &s) {
-                    Ok(None) => {
-                        println!("reconciled {name} (priority {priority})");
-                        queue.forget(&key);
-                    }
-                    Ok(Some(after)) => {
-                        println!("reconciled {name} (priority {priority}); again in {after:?}");
-                        queue.forget(&key);
-                        queue.add_after_with_priority(key.to_string(), after, priority);
-                    }
-                    Err(e) => {
-                        println!("{e} (priority {priority}); retrying rate-limited");
-                        *s.failures.entry(name).or_default() += 1;
-                        queue.add_rate_limited_with_priority(key.to_string(), priority);
-                    }
-                }
-                // Dropping `key` calls `done`.
-            }
-        })
-    };
-    let runs = queued + 2; // flaky-0's retry and new-0's requeue
-    wait_until("every reconcile ran", || {
-        summary.lock().unwrap().order.len() == runs
-    })
-    .await;
-    queue.shut_down_with_drain().await;
-    worker.await.expect("worker");
+    println!("new pods created, queued at priority 0: {LATER:?}");
+    wait_for("every reconcile", &ctx.begun, |n| *n >= RUNS).await;
+    stop.cancel();
+    running
+        .await
+        .expect("the controller's task")
+        .expect("the controller ran");
     factory.shutdown().await;
-    let s = summary.lock().unwrap().clone();
-    s
+    let summary = ctx.summary.lock().clone();
+    summary
 }
 
 #[tokio::main]
 async fn main() {
     let s = demo().await;
     println!("---");
-    let order: Vec<_> = s.order.iter().map(|(n, p)| format!("{n}@{p}")).collect();
-    println!("reconcile order: {}", order.join(", "));
+    println!("reconcile order: {}", s.order.join(", "));
 }

@@ -1,62 +1,46 @@
-//! Kubernetes' sample-controller (github.com/kubernetes/sample-controller) on kcache: a `Foo`
-//! custom resource (`samplecontroller.k8s.io/v1alpha1`) asks for a Deployment of nginx pods; the
-//! controller creates and scales that Deployment and copies its available replicas into the
-//! Foo's status.
+//! Kubernetes' sample-controller (github.com/kubernetes/sample-controller) on kcache-controller:
+//! a `Foo` custom resource asks for a Deployment of nginx pods; the controller creates and scales
+//! it and copies its available replicas into the Foo's status.
 //!
 //! ```text
 //! cargo run -p kcache --example sample-controller                    # embedded demo; exits
 //! cargo run -p kcache --example sample-controller -- --kubeconfig F  # a cluster, until Ctrl-C
-//! ```
-//!
-//! Without `--kubeconfig` and without `$KUBECONFIG`, it starts kcache-testserver in-process,
-//! creates the Foo CRD, a Deployment it does not own and three Foos (one naming that
-//! Deployment), scales one Foo, deletes another, and prints a summary. The embedded server runs
-//! no kube-controller-manager, so a clearly labelled simulated deployment controller marks
-//! Deployments as rolled out. With a cluster, it creates the CRD if absent and runs until
-//! Ctrl-C (add `--simulate-deployments` on a cluster without controllers, e.g. envtest).
-//! Inside a pod (`KUBERNETES_SERVICE_HOST` set, no kubeconfig) it uses the pod's service
-//! account (`Config::incluster`), as client-go's `rest.InClusterConfig`; `--namespace` narrows
-//! it to one namespace. `deploy/` holds the manifests that run it in a cluster (see
-//! `cargo xtask e2e --kind`).
-//!
-//! With `--leader-elect` (and `--lease-namespace`, `--id`), replicas campaign for a Lease and
-//! only its holder runs the controller; SIGTERM stops the controller and releases the Lease:
-//!
-//! ```text
 //! cargo run -p kcache --example sample-controller -- --kubeconfig F --leader-elect --id a
-//! cargo run -p kcache --example sample-controller -- --kubeconfig F --leader-elect --id b
 //! ```
+//!
+//! Without `--kubeconfig` and `$KUBECONFIG`, it runs a scripted demo on kcache-testserver
+//! in-process, with a clearly labelled simulated deployment controller (the server runs no
+//! kube-controller-manager; `--simulate-deployments` runs it on a cluster without one, e.g.
+//! envtest). With a cluster it creates the CRD if absent and runs until SIGTERM or Ctrl-C; in a
+//! pod it uses the pod's service account. With `--leader-elect` only the Lease's holder
+//! reconciles (the others keep warm caches); SIGTERM releases the Lease. `deploy/` runs it in a
+//! cluster (`cargo xtask e2e --kind`).
 
 #[path = "sample_controller/mod.rs"]
 mod sample_controller;
 
-#[path = "sample_controller/leader_election.rs"]
-mod leader_election;
-
-use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
-use kcache_core::ObjectKey;
-use kcache_leaderelection::RunEnd;
-use kcache_testing::{ServerConfig, TestServer};
-use kcache_transport::{
+use kcache::controller::ReconcileRequest;
+use kcache::core::BoxError;
+use kcache::leaderelection::{LeaderElectionConfig, LeaseLock};
+use kcache::transport::{
     Api, Client, Config, DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams,
     PostParams,
 };
+use kcache::Object;
+use kcache_testing::{ServerConfig, TestServer};
 use serde_json::json;
-use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use sample_controller::controller::SyncOutcome;
-use sample_controller::deployment::{
-    available_replicas, controller_of, new_deployment, spec_replicas,
-};
+use sample_controller::controller::Ctx;
+use sample_controller::deployment::{available_replicas, new_deployment, spec_replicas};
 use sample_controller::foo::Foo;
-use sample_controller::running::Running;
 use sample_controller::wait::wait_until;
+use sample_controller::Sample;
 
 /// Command line.
 #[derive(Parser)]
@@ -79,119 +63,106 @@ struct Args {
     /// without kube-controller-manager, such as envtest).
     #[arg(long)]
     simulate_deployments: bool,
-    #[command(flatten)]
-    leader: leader_election::LeaderElectArgs,
+    /// Run the controller only while holding the Lease `--lease-name` in `--lease-namespace`;
+    /// on SIGTERM or Ctrl-C, stop it and release the Lease.
+    #[arg(long)]
+    leader_elect: bool,
+    /// The Lease's namespace.
+    #[arg(long, default_value = "default")]
+    lease_namespace: String,
+    /// The Lease's name.
+    #[arg(long, default_value = "sample-controller")]
+    lease_name: String,
+    /// This replica's identity in the Lease (default: `$POD_NAME`, which a Deployment sets
+    /// through the downward API; else hostname + "_" + the process id).
+    #[arg(long)]
+    id: Option<String>,
+    /// Seconds others wait after the last renewal before taking over.
+    #[arg(long, default_value = "15", value_parser = seconds)]
+    lease_duration: Duration,
+    /// Seconds the leader keeps retrying a renewal before it stops leading.
+    #[arg(long, default_value = "10", value_parser = seconds)]
+    renew_deadline: Duration,
+    /// Seconds between attempts.
+    #[arg(long, default_value = "2", value_parser = seconds)]
+    retry_period: Duration,
+}
+
+fn seconds(s: &str) -> Result<Duration, String> {
+    let secs = s.parse::<f64>().map_err(|e| e.to_string())?;
+    Duration::try_from_secs_f64(secs).map_err(|e| e.to_string())
 }
 
 /// The demo's namespace (the embedded server creates it at start).
 const DEMO_NAMESPACE: &str = "default";
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn Error>> {
+async fn main() -> Result<(), BoxError> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
         .init();
     let args = Args::parse();
-    let cancel = CancellationToken::new();
-    tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            leader_election::shutdown_signal().await;
-            cancel.cancel();
-        }
-    });
-
     let kubeconfig_env = std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty());
-    match (&args.kubeconfig, kubeconfig_env) {
-        (Some(path), _) => run_on_cluster(Config::from_kubeconfig_file(path)?, &args, cancel).await,
-        (None, Some(_)) => run_on_cluster(Config::infer()?, &args, cancel).await,
+    let config = match (&args.kubeconfig, kubeconfig_env) {
+        (Some(path), _) => Config::from_kubeconfig_file(path)?,
+        (None, Some(_)) => Config::infer()?,
         (None, None) if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => {
-            run_on_cluster(Config::incluster()?, &args, cancel).await
+            Config::incluster()?
         }
-        (None, None) => run_demo(&args, cancel).await,
-    }
+        (None, None) => return run_demo(&args).await,
+    };
+    run_on_cluster(config, &args).await
 }
 
-/// Runs against a real cluster, across all namespaces, until Ctrl-C.
-async fn run_on_cluster(
-    config: Config,
-    args: &Args,
-    cancel: CancellationToken,
-) -> Result<(), Box<dyn Error>> {
+/// Runs against a cluster until SIGTERM or Ctrl-C. With `--leader-elect` the controller runs
+/// only while this replica holds the Lease, and losing it is an error exit, as client-go's and
+/// controller-runtime's controllers do.
+async fn run_on_cluster(config: Config, args: &Args) -> Result<(), BoxError> {
     tracing::info!(server = %config.cluster_url, "running against a cluster until Ctrl-C");
-    if args.leader.leader_elect {
-        return run_leader_elected(config, args, cancel).await;
+    let client = Client::new(config.clone())?;
+    let mut manager = sample_controller::manager(client, args.namespace.clone());
+    if args.leader_elect {
+        let identity = args.id.clone().unwrap_or_else(default_identity);
+        let (namespace, name) = (&args.lease_namespace, &args.lease_name);
+        tracing::info!(%identity, lease = %format!("{namespace}/{name}"), "campaigning");
+        let election = LeaderElectionConfig {
+            lease_duration: args.lease_duration,
+            renew_deadline: args.renew_deadline,
+            retry_period: args.retry_period,
+            release_on_cancel: true,
+            ..LeaderElectionConfig::new(identity)
+        };
+        // A client of its own, so the controller's requests never hold up a renewal.
+        let lock = LeaseLock::new(Client::new(config)?, namespace, name);
+        manager = manager.leader_election_with(lock, election);
     }
-    let running = Running::start(
-        Client::new(config)?,
-        args.namespace.clone(),
-        args.workers,
-        args.simulate_deployments,
-    )
-    .await?;
-    cancel.cancelled().await;
-    running.shutdown().await?;
-    Ok(())
+    let mut manager = manager.build()?;
+    sample_controller::add_to(&mut manager, args.workers, args.simulate_deployments).await?;
+    Ok(manager.run().await?)
 }
 
-/// Runs the controller only while holding the Lease; exits with an error when leadership is
-/// lost, as client-go's and controller-runtime's controllers do.
-///
-/// The controller runs on this task (`Running::start`'s future is not `Send`), told to start
-/// by the leading callback through a channel, which then waits until it has stopped.
-async fn run_leader_elected(
-    config: Config,
-    args: &Args,
-    cancel: CancellationToken,
-) -> Result<(), Box<dyn Error>> {
-    let client = Client::new(config.clone())?;
-    let (start, mut terms) = mpsc::unbounded_channel::<(CancellationToken, oneshot::Sender<()>)>();
-    let lead = move |lost: CancellationToken| {
-        let start = start.clone();
-        async move {
-            let (stopped, wait) = oneshot::channel();
-            if start.send((lost, stopped)).is_ok() {
-                let _ = wait.await;
-            }
+/// The pod's name in a pod (`$POD_NAME`, so the Lease's holder names the pod, as
+/// kube-controller-manager's does); elsewhere the hostname, `_` and the process id (two replicas
+/// on one machine stay distinct).
+fn default_identity() -> String {
+    match std::env::var("POD_NAME")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+    {
+        Some(pod) => pod.trim().to_string(),
+        None => {
+            let host = std::fs::read_to_string("/proc/sys/kernel/hostname");
+            let host = host.unwrap_or_else(|_| "localhost".into());
+            format!("{}_{}", host.trim(), std::process::id())
         }
-    };
-    let elect = leader_election::run_elected(config, &args.leader, cancel.clone(), lead);
-    let serve = async {
-        while let Some((lost, stopped)) = terms.recv().await {
-            match Running::start(
-                client.clone(),
-                args.namespace.clone(),
-                args.workers,
-                args.simulate_deployments,
-            )
-            .await
-            {
-                Ok(running) => {
-                    lost.cancelled().await;
-                    if let Err(e) = running.shutdown().await {
-                        tracing::error!("the controller failed: {e}");
-                    }
-                }
-                Err(e) => {
-                    tracing::error!("cannot start the controller: {e}");
-                    cancel.cancel();
-                }
-            }
-            let _ = stopped.send(());
-        }
-    };
-    let (end, ()) = tokio::join!(elect, serve);
-    match end? {
-        RunEnd::LeadershipLost => Err("leader election lost".into()),
-        RunEnd::NotLeading | RunEnd::ShutDown => Ok(()),
     }
 }
 
 /// Starts the embedded server, runs the scripted demo within `--demo-seconds`, then stops and
 /// prints what the controller did.
-async fn run_demo(args: &Args, cancel: CancellationToken) -> Result<(), Box<dyn Error>> {
+async fn run_demo(args: &Args) -> Result<(), BoxError> {
     let started = Instant::now();
     let server = TestServer::start(ServerConfig {
         tls: true,
@@ -203,36 +174,34 @@ async fn run_demo(args: &Args, cancel: CancellationToken) -> Result<(), Box<dyn 
     let kubeconfig = Kubeconfig::parse(&server.kubeconfig(), Path::new("<embedded>"))?;
     let mut config = Config::from_kubeconfig(&kubeconfig, &KubeConfigOptions::default())?;
     // An in-process server needs no protection from us: lift client-go's 5 qps default.
-    config.qps = 100.0;
-    config.burst = 200;
+    (config.qps, config.burst) = (100.0, 200);
     let client = Client::new(config)?;
 
     // The embedded server has no kube-controller-manager: simulate its deployment controller.
-    let running = Running::start(client.clone(), None, args.workers, true).await?;
+    let mut manager = sample_controller::manager(client.clone(), None).build()?;
+    let sample = sample_controller::add_to(&mut manager, args.workers, true).await?;
+    let stop = CancellationToken::new();
+    let running = tokio::spawn(manager.run_until(stop.clone()));
     let budget = Duration::from_secs(args.demo_seconds);
-    tokio::select! {
-        r = tokio::time::timeout(budget, script(&client, &running)) => match r {
-            Ok(r) => r?,
-            Err(_) => println!("!!! --demo-seconds {} ran out first", args.demo_seconds),
-        },
-        () = cancel.cancelled() => println!("!!! interrupted"),
+    match tokio::time::timeout(budget, script(&client, &sample.ctx)).await {
+        Ok(done) => done?,
+        Err(_) => println!("!!! --demo-seconds {} ran out first", args.demo_seconds),
     }
-    running_summary(&running, started);
-    running.shutdown().await?;
+    stop.cancel();
+    running.await??;
+    summary(&client, &sample, started).await?;
     server.shutdown().await;
     Ok(())
 }
 
 /// The demo: every step waits until the controller's caches show it reconciled.
-async fn script(client: &Client, running: &Running) -> Result<(), Box<dyn Error>> {
+async fn script(client: &Client, ctx: &Ctx) -> Result<(), BoxError> {
     let foos: Api<Foo> = Api::namespaced(client.clone(), DEMO_NAMESPACE);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), DEMO_NAMESPACE);
-    let ctl = &running.controller;
     let limit = Duration::from_secs(60); // a liveness guard; --demo-seconds bounds the demo
 
     println!("--- a Deployment \"not-ours\" that no Foo controls");
-    let mut not_ours = new_deployment(&Foo::new(DEMO_NAMESPACE, "someone-else", "not-ours", 1));
-    not_ours.metadata.owner_references = None;
+    let not_ours = new_deployment(&Foo::new(DEMO_NAMESPACE, "someone-else", "not-ours", 1));
     deployments
         .create(&PostParams::default(), &not_ours)
         .await?;
@@ -248,12 +217,12 @@ async fn script(client: &Client, running: &Running) -> Result<(), Box<dyn Error>
         let new = Foo::new(DEMO_NAMESPACE, name, deployment, replicas);
         foos.create(&PostParams::default(), &new).await?;
     }
+    let key = |name: &str| ReconcileRequest::new(DEMO_NAMESPACE, name);
     let available = |name: &str, n: i32| {
-        let key = ObjectKey::new(DEMO_NAMESPACE, name);
+        let key = key(name);
         move || {
-            ctl.foos()
-                .indexer()
-                .get_by_key(key.as_str())
+            ctx.foos
+                .get_by_key(key.key())
                 .is_some_and(|f| f.available_replicas() == n)
         }
     };
@@ -264,9 +233,9 @@ async fn script(client: &Client, running: &Running) -> Result<(), Box<dyn Error>
         async || example1() && second2(),
     )
     .await?;
-    let clash = ObjectKey::new(DEMO_NAMESPACE, "clashing-foo");
+    let clash = key("clashing-foo");
     wait_until("clashing-foo to be refused", limit, async || {
-        ctl.sync_stats().get(&clash).is_some_and(|s| s.failed > 0)
+        ctx.stats.lock().get(&clash).is_some_and(|s| s.failed > 0)
     })
     .await?;
     println!(
@@ -291,26 +260,24 @@ async fn script(client: &Client, running: &Running) -> Result<(), Box<dyn Error>
 
     println!("--- delete second-foo");
     foos.delete("second-foo", &DeleteParams::default()).await?;
-    let second = ObjectKey::new(DEMO_NAMESPACE, "second-foo");
-    wait_until("second-foo's key to leave the queue", limit, async || {
-        let gone =
-            ctl.sync_stats().get(&second).and_then(|s| s.last.clone()) == Some(SyncOutcome::Gone);
-        gone && !ctl.queue().contains(&second)
+    let second = key("second-foo");
+    wait_until("second-foo to leave the cache", limit, async || {
+        ctx.foos.get_by_key(second.key()).is_none()
     })
     .await?;
-    println!("--- handled: second-foo no longer exists; its key left the queue");
+    println!("--- second-foo is gone: nothing more to reconcile for it");
     Ok(())
 }
 
 /// What the controller saw and did.
-fn running_summary(running: &Running, started: Instant) {
-    let ctl = &running.controller;
+async fn summary(client: &Client, sample: &Sample, started: Instant) -> Result<(), BoxError> {
+    let ctx = &sample.ctx;
     println!(
         "\n=== sample-controller summary ({:.1?}) ===",
         started.elapsed()
     );
-    for (key, stats) in ctl.sync_stats() {
-        let now = match ctl.foos().indexer().get_by_key(key.as_str()) {
+    for (key, stats) in ctx.stats.lock().clone() {
+        let now = match ctx.foos.get_by_key(key.key()) {
             Some(cached) => format!(
                 "deployment {:?}, spec.replicas {}, status.availableReplicas {}",
                 cached.spec.deployment_name,
@@ -319,30 +286,18 @@ fn running_summary(running: &Running, started: Instant) {
             ),
             None => "deleted".to_string(),
         };
-        let last = match &stats.last {
-            Some(SyncOutcome::Failed(e)) => format!(
-                "last sync failed ({e}); {} rate-limited requeues",
-                ctl.queue().num_requeues(&key)
-            ),
-            Some(other) => format!("last sync {other:?}"),
-            None => "never synced".into(),
-        };
         println!(
-            "Foo {}: {now}\n    syncs: {} ok, {} failed, {} found it gone; {last}\n    \
-             read your writes: {} syncs found our last write cached, {} waited for it, {} stale reads",
-            key.as_str(),
-            stats.synced,
-            stats.failed,
-            stats.gone,
-            stats.writes_seen,
-            stats.cache_waits,
-            stats.stale_reads
+            "Foo {key}: {now}\n    reconciles: {} ok, {} failed (retried with backoff); {} Deployment writes",
+            stats.synced, stats.failed, stats.deployment_writes
         );
     }
-    for d in ctl.deployments().indexer().list() {
-        let owner = controller_of(&d.metadata).map_or("no controller".to_string(), |o| {
-            format!("controlled by {} {}", o.kind, o.name)
-        });
+    let deployments = Api::<Deployment>::namespaced(client.clone(), DEMO_NAMESPACE);
+    for d in deployments.list(&Default::default()).await?.items {
+        let owner = d
+            .controller_owner()
+            .map_or("no controller".to_string(), |o| {
+                format!("controlled by {} {}", o.kind, o.name)
+            });
         let pod_labels: Vec<String> = d
             .spec
             .template
@@ -355,22 +310,21 @@ fn running_summary(running: &Running, started: Instant) {
             .collect();
         println!(
             "Deployment {}: replicas {}, available {}, {owner}, pods {}",
-            ObjectKey::of(&*d).as_str(),
+            ReconcileRequest::of(&d),
             spec_replicas(&d),
             available_replicas(&d),
             pod_labels.join(",")
         );
     }
-    let events = ctl.events().broadcaster();
-    println!("events ({:?}): {:?}", events.api(), events.stats());
-    if let Some(sim) = &running.simulator {
+    if let Some(simulator) = &sample.simulator {
         println!(
             "simulated kube-controller-manager: {} Deployment status updates",
-            sim.updates()
+            simulator.updates()
         );
     }
     println!(
         "(no garbage collector runs in the embedded server: a deleted Foo's Deployment stays; a \
          cluster's GC removes it through the ownerReference)"
     );
+    Ok(())
 }

@@ -44,6 +44,10 @@ pub use kcache_events as events;
 #[cfg(feature = "leaderelection")]
 pub use kcache_leaderelection as leaderelection;
 
+/// The reconcile runtime and its Manager ([`kcache-controller`](kcache_controller)).
+#[cfg(feature = "controller")]
+pub use kcache_controller as controller;
+
 /// The integration-test harness ([`kcache-testing`](kcache_testing)): `TestCluster`, raw client.
 #[cfg(feature = "testing")]
 pub use kcache_testing as testing;

@@ -216,7 +216,7 @@ async fn one_replica_reconciles_and_the_other_takes_over() {
         dump(&replicas)
     );
     assert!(
-        !replicas[o].printed("Starting workers"),
+        !replicas[o].printed("starting workers"),
         "the follower ran the controller\n{}",
         dump(&replicas)
     );
@@ -246,10 +246,10 @@ async fn one_replica_reconciles_and_the_other_takes_over() {
     let restarted = replicas[l].id;
     replicas[l] = Replica::start(&bin, &kubeconfig, &ns, restarted);
     let deadline = Instant::now() + LIMIT;
-    while !replicas[l].printed("new leader elected") {
+    while !replicas[l].printed("attempting to acquire leader lease") {
         assert!(
             Instant::now() < deadline,
-            "the restarted replica never saw the leader\n{}",
+            "the restarted replica never campaigned\n{}",
             dump(&replicas)
         );
         tokio::time::sleep(Duration::from_millis(20)).await;

@@ -1,5 +1,5 @@
-//! `examples/sample-controller.rs`'s controller reconciling Foos against the embedded
-//! kcache-testserver, or against the real cluster named by `KCACHE_TEST_KUBECONFIG` (in a fresh
+//! `examples/sample-controller.rs`'s controller, in a kcache-controller `Manager`, reconciling
+//! Foos against the embedded kcache-testserver, or against the real cluster named by `KCACHE_TEST_KUBECONFIG` (in a fresh
 //! namespace). The embedded server and envtest run no kube-controller-manager, so there the
 //! simulated deployment controller is on; on a full cluster (kind) the real deployment
 //! controller makes ReplicaSets and pods, which the kubelet runs. Every wait is a liveness guard
@@ -14,29 +14,22 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kcache_core::{Object, ObjectKey};
+use kcache::controller::ReconcileRequest;
+use kcache::transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
+use kcache_core::Object;
 use kcache_testing::{RequestMatch, TestCluster, Verb};
-use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
 
-use sample::controller::{message_resource_exists, Controller, SyncOutcome};
+use sample::controller::message_resource_exists;
 use sample::crd::foo_crd;
 use sample::deployment::{new_deployment, POD_IMAGE};
 use sample::foo::Foo;
-use sample::running::Running;
 use sample::wait::wait_until;
 
 /// Liveness guard for each wait; the conditions normally hold within milliseconds (seconds on
 /// a full cluster, where pods start).
 const LIMIT: Duration = Duration::from_secs(90);
-
-fn cached_foo(ctl: &Controller, key: &ObjectKey) -> Option<std::sync::Arc<Foo>> {
-    ctl.foos().indexer().get_by_key(key.as_str())
-}
-
-fn cached_deployment(ctl: &Controller, key: &ObjectKey) -> Option<std::sync::Arc<Deployment>> {
-    ctl.deployments().indexer().get_by_key(key.as_str())
-}
 
 /// The events.k8s.io/v1 Events with `reason` about the Foo `name`.
 async fn events_on(cluster: &TestCluster, ns: &str, name: &str, reason: &str) -> Vec<Value> {
@@ -73,10 +66,15 @@ async fn sample_controller_reconciles_foos() {
     config.burst = 200;
     let client = Client::new(config).expect("client");
     let real_controllers = cluster.runs_controllers().await.expect("probe the cluster");
-    let running = Running::start(client.clone(), Some(ns.clone()), 2, !real_controllers)
+    let mut manager = sample::manager(client.clone(), Some(ns.clone()))
+        .build()
+        .expect("manager");
+    let sample = sample::add_to(&mut manager, 2, !real_controllers)
         .await
-        .expect("CRD, informers and workers start");
-    let ctl = running.controller.clone();
+        .expect("the CRD, the controller");
+    let ctl = sample.ctx.clone();
+    let stop = CancellationToken::new();
+    let running = tokio::spawn(manager.run_until(stop.clone()));
     let foos: Api<Foo> = Api::namespaced(client.clone(), &ns);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
 
@@ -88,10 +86,10 @@ async fn sample_controller_reconciles_foos() {
         )
         .await
         .expect("create Foo owned");
-    let owned_key = ObjectKey::new(&ns, "owned");
-    let owned_nginx = ObjectKey::new(&ns, "owned-nginx");
+    let owned_key = ReconcileRequest::new(&ns, "owned");
+    let owned_nginx = ReconcileRequest::new(&ns, "owned-nginx");
     wait_until("Deployment owned-nginx", LIMIT, async || {
-        cached_deployment(&ctl, &owned_nginx).is_some()
+        ctl.deployments.get_by_key(owned_nginx.key()).is_some()
     })
     .await
     .unwrap();
@@ -130,7 +128,11 @@ async fn sample_controller_reconciles_foos() {
     wait_until(
         "Foo owned to report 1 available replica",
         LIMIT,
-        async || cached_foo(&ctl, &owned_key).is_some_and(|f| f.available_replicas() == 1),
+        async || {
+            ctl.foos
+                .get_by_key(owned_key.key())
+                .is_some_and(|f| f.available_replicas() == 1)
+        },
     )
     .await
     .unwrap();
@@ -138,7 +140,7 @@ async fn sample_controller_reconciles_foos() {
     assert_eq!(got.available_replicas(), 1);
     let d = deployments.get("owned-nginx").await.unwrap();
     assert_eq!(d.status.and_then(|s| s.available_replicas), Some(1));
-    match running.simulator.as_ref() {
+    match sample.simulator.as_ref() {
         Some(simulator) => assert!(
             simulator.updates() > 0,
             "the status came from the simulator"
@@ -161,7 +163,11 @@ async fn sample_controller_reconciles_foos() {
     wait_until(
         "Foo owned to report 3 available replicas",
         LIMIT,
-        async || cached_foo(&ctl, &owned_key).is_some_and(|f| f.available_replicas() == 3),
+        async || {
+            ctl.foos
+                .get_by_key(owned_key.key())
+                .is_some_and(|f| f.available_replicas() == 3)
+        },
     )
     .await
     .unwrap();
@@ -169,7 +175,7 @@ async fn sample_controller_reconciles_foos() {
     assert_eq!(d.spec.replicas, Some(3));
     assert_eq!(d.status.and_then(|s| s.available_replicas), Some(3));
     assert_eq!(foos.get("owned").await.unwrap().available_replicas(), 3);
-    if running.simulator.is_none() {
+    if sample.simulator.is_none() {
         assert_eq!(running_pods(&cluster, &ns, "owned").await, 3);
     }
 
@@ -204,11 +210,12 @@ async fn sample_controller_reconciles_foos() {
     .await
     .unwrap();
 
-    // Read your writes: after scaling the Deployment, the next sync of the Foo waits until the
-    // Deployment cache holds that write instead of acting on the older Deployment (which would
-    // update it a second time). On the embedded server the Deployment watch is held back
-    // (re-watches delayed 6 s after a cut) while a touch of the Foo makes that next sync start.
-    let waits_before = ctl.sync_stats()[&owned_key].cache_waits;
+    // Read your writes: after scaling the Deployment, the next reconcile of the Foo waits until
+    // the Deployment cache holds that write instead of acting on the older Deployment (which
+    // would update it a second time). On the embedded server the Deployment watch is held back
+    // (re-watches delayed 6 s after a cut) while a touch of the Foo makes that next reconcile
+    // start.
+    let writes_before = ctl.stats.lock()[&owned_key].deployment_writes;
     let held_back = cluster.server().inspect(|server| {
         let watch = RequestMatch::any()
             .verb(Verb::Watch)
@@ -232,29 +239,38 @@ async fn sample_controller_reconciles_foos() {
     foos.patch("owned", &PatchParams::default(), &Patch::Merge(touch))
         .await
         .expect("touch Foo owned");
-    match held_back {
-        Some(server) => {
-            wait_until(
-                "a sync of Foo owned to wait for its write",
-                LIMIT,
-                async || ctl.sync_stats()[&owned_key].cache_waits > waits_before,
-            )
-            .await
-            .unwrap();
-            server.clear_faults();
-        }
+    match &held_back {
+        Some(_) => assert_eq!(
+            ctl.deployments
+                .get_by_key(owned_nginx.key())
+                .and_then(|d| d.spec.replicas),
+            Some(3),
+            "the Deployment cache is behind the write when the touch's reconcile starts"
+        ),
         None => println!(
             "kcache-skip: sample_controller_reconciles_foos: holding a watch back needs fault \
-             injection (the wait itself is checked: no stale reads)"
+             injection (the count of writes is checked still)"
         ),
     }
     wait_until(
         "Foo owned to report 4 available replicas",
         LIMIT,
-        async || cached_foo(&ctl, &owned_key).is_some_and(|f| f.available_replicas() == 4),
+        async || {
+            ctl.foos
+                .get_by_key(owned_key.key())
+                .is_some_and(|f| f.available_replicas() == 4)
+        },
     )
     .await
     .unwrap();
+    if let Some(server) = held_back {
+        server.clear_faults();
+    }
+    assert_eq!(
+        ctl.stats.lock()[&owned_key].deployment_writes,
+        writes_before + 1,
+        "one update per change: no reconcile acted on the Deployment from before its own write"
+    );
 
     // A deleted Deployment is recreated (its delete event enqueues the owning Foo).
     let old_uid = d.metadata.uid.clone();
@@ -263,7 +279,9 @@ async fn sample_controller_reconciles_foos() {
         .await
         .expect("delete owned-nginx");
     wait_until("Deployment owned-nginx recreated", LIMIT, async || {
-        cached_deployment(&ctl, &owned_nginx).is_some_and(|d| d.uid() != old_uid.as_deref())
+        ctl.deployments
+            .get_by_key(owned_nginx.key())
+            .is_some_and(|d| d.uid() != old_uid.as_deref())
     })
     .await
     .unwrap();
@@ -273,8 +291,7 @@ async fn sample_controller_reconciles_foos() {
     );
 
     // A Deployment of the same name that the Foo does not control is reported, not adopted.
-    let mut taken = new_deployment(&Foo::new(&ns, "someone-else", "taken", 2));
-    taken.metadata.owner_references = None;
+    let taken = new_deployment(&Foo::new(&ns, "someone-else", "taken", 2));
     deployments
         .create(&PostParams::default(), &taken)
         .await
@@ -282,23 +299,18 @@ async fn sample_controller_reconciles_foos() {
     foos.create(&PostParams::default(), &Foo::new(&ns, "clash", "taken", 4))
         .await
         .expect("create Foo clash");
-    let clash_key = ObjectKey::new(&ns, "clash");
-    let refused = SyncOutcome::Failed(message_resource_exists("taken"));
-    wait_until("Foo clash to be refused", LIMIT, async || {
-        ctl.sync_stats()
+    let clash_key = ReconcileRequest::new(&ns, "clash");
+    wait_until("Foo clash to be refused, and retried", LIMIT, async || {
+        ctl.stats
+            .lock()
             .get(&clash_key)
-            .and_then(|s| s.last.clone())
-            == Some(refused.clone())
+            .is_some_and(|s| s.failed >= 2)
     })
     .await
     .unwrap();
     assert_eq!(
         message_resource_exists("taken"),
         r#"Resource "taken" already exists and is not managed by Foo"#
-    );
-    assert!(
-        ctl.queue().num_requeues(&clash_key) > 0,
-        "refused syncs are retried with backoff"
     );
     let d = deployments.get("taken").await.unwrap();
     assert_eq!(d.metadata.owner_references, None, "not adopted");
@@ -317,32 +329,22 @@ async fn sample_controller_reconciles_foos() {
     .await
     .unwrap();
 
-    // Deleting a Foo: the worker finds it gone and the key leaves the queue without error.
+    // Deleting a Foo: it leaves the cache and is not reconciled again (the garbage collector,
+    // in a cluster, removes its Deployment through the owner reference).
     foos.delete("owned", &DeleteParams::default())
         .await
         .expect("delete Foo owned");
-    wait_until("Foo owned's key to leave the queue", LIMIT, async || {
-        let gone = ctl
-            .sync_stats()
-            .get(&owned_key)
-            .and_then(|s| s.last.clone())
-            == Some(SyncOutcome::Gone);
-        gone && !ctl.queue().contains(&owned_key) && ctl.queue().num_requeues(&owned_key) == 0
+    wait_until("Foo owned to leave the cache", LIMIT, async || {
+        ctl.foos.get_by_key(owned_key.key()).is_none()
     })
     .await
     .unwrap();
-    let stats = ctl.sync_stats()[&owned_key].clone();
-    assert!(stats.synced > 0 && stats.gone > 0, "{stats:?}");
-    // Every sync after one of our writes found that write in the caches (waiting when they
-    // were behind), so no sync ever read a Foo older than its own last status write.
-    assert!(stats.writes_seen > 0, "{stats:?}");
-    for (key, stats) in ctl.sync_stats() {
-        assert_eq!(stats.stale_reads, 0, "{}: {stats:?}", key.as_str());
-    }
+    let stats = ctl.stats.lock()[&owned_key].clone();
+    assert!(stats.synced > 0, "{stats:?}");
 
-    running.shutdown().await.expect("clean shutdown");
-    let events = ctl.events().broadcaster().stats();
-    assert_eq!((events.failed, events.dropped), (0, 0), "{events:?}");
+    stop.cancel();
+    let stopped = running.await.expect("the manager's task");
+    stopped.expect("a clean shutdown: every runnable, informer and event writer stopped in time");
     if cluster.is_real() {
         // Best effort: a real cluster is shared between runs (the CRD stays for the next one).
         if let Err(e) = cluster

@@ -1,12 +1,11 @@
-//! The Deployment a Foo owns (sample-controller's `newDeployment`) and the owner-reference
-//! helpers client-go has in `metav1` (`NewControllerRef`, `GetControllerOf`, `IsControlledBy`).
+//! The Deployment a Foo asks for (sample-controller's `newDeployment`).
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
-use kcache_core::{Object, Resource};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kcache_core::Object;
 
 use super::foo::Foo;
 
@@ -24,16 +23,16 @@ pub fn deployment_labels(foo: &Foo) -> BTreeMap<String, String> {
 }
 
 /// The Deployment `foo` asks for: `spec.deploymentName`, `spec.replicas` pods of `spec.image`
-/// ([`POD_IMAGE`] by default), controlled by `foo` (so deleting the Foo garbage-collects it in a
-/// cluster that runs the GC). Images are pulled only if the node lacks them (`IfNotPresent`), so
-/// images loaded into a node without a registry run.
+/// ([`POD_IMAGE`] by default). The controller makes `foo` its controller
+/// (`set_controller_reference`), so deleting the Foo garbage-collects it in a cluster that runs
+/// the GC. Images are pulled only if the node lacks them (`IfNotPresent`), so images loaded into
+/// a node without a registry run.
 pub fn new_deployment(foo: &Foo) -> Deployment {
     let labels = deployment_labels(foo);
     Deployment {
         metadata: ObjectMeta {
             name: Some(foo.spec.deployment_name.clone()),
             namespace: foo.metadata.namespace.clone(),
-            owner_references: Some(vec![new_controller_ref(foo)]),
             ..ObjectMeta::default()
         },
         spec: DeploymentSpec {
@@ -61,32 +60,6 @@ pub fn new_deployment(foo: &Foo) -> Deployment {
         },
         status: None,
     }
-}
-
-/// `metav1.NewControllerRef(foo, Foo's GVK)`: controller and blockOwnerDeletion set.
-pub fn new_controller_ref(foo: &Foo) -> OwnerReference {
-    OwnerReference {
-        api_version: Foo::api_resource().api_version(),
-        kind: Foo::KIND.into(),
-        name: foo.name().into(),
-        uid: foo.uid().unwrap_or_default().into(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    }
-}
-
-/// `metav1.GetControllerOf`: the owner reference with `controller: true`, if any.
-pub fn controller_of(meta: &ObjectMeta) -> Option<&OwnerReference> {
-    meta.owner_references
-        .as_deref()
-        .unwrap_or_default()
-        .iter()
-        .find(|r| r.controller == Some(true))
-}
-
-/// `metav1.IsControlledBy`: the controller reference points at `foo`'s uid.
-pub fn is_controlled_by(deployment: &Deployment, foo: &Foo) -> bool {
-    controller_of(&deployment.metadata).is_some_and(|r| Some(r.uid.as_str()) == foo.uid())
 }
 
 /// `spec.replicas` (the API server defaults a missing value to 1).

@@ -1,6 +1,6 @@
-//! sample-controller (github.com/kubernetes/sample-controller) rebuilt on kcache: the `Foo`
-//! type and CRD, the controller, and a simulated deployment controller for servers that run no
-//! controllers. Shared by `examples/sample-controller.rs` and
+//! sample-controller (github.com/kubernetes/sample-controller) rebuilt on kcache-controller: the
+//! `Foo` type and CRD, the controller, and a simulated deployment controller for servers that
+//! run no controllers. Shared by `examples/sample-controller.rs` and
 //! `crates/kcache/tests/sample_controller.rs`.
 
 // `foo` is sample-controller's resource, not a placeholder name.
@@ -9,27 +9,56 @@
 pub mod controller;
 pub mod crd;
 pub mod deployment;
-pub mod events;
 pub mod foo;
-pub mod running;
 pub mod simulator;
 pub mod wait;
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use kcache_informer::FactoryOptions;
+use kcache::controller::{Manager, ManagerBuilder};
+use kcache::core::BoxError;
+use kcache::informer::FactoryOptions;
+use kcache::transport::Client;
+
+use controller::Ctx;
+use simulator::DeploymentStatusSimulator;
 
 /// sample-controller's informer resync period.
 pub const RESYNC_PERIOD: Duration = Duration::from_secs(30);
 
-/// The factory options of sample-controller: every informer resyncs every 30 s; `namespace`
-/// narrows every watch (`None`: all namespaces).
-pub fn factory_options(namespace: Option<String>) -> FactoryOptions {
-    FactoryOptions {
+/// A manager on `client` with sample-controller's informers: every one resyncs every 30 s;
+/// `namespace` narrows every watch (`None`: all namespaces).
+pub fn manager(client: Client, namespace: Option<String>) -> ManagerBuilder {
+    Manager::builder(client).factory_options(FactoryOptions {
         namespace,
         resync_period: RESYNC_PERIOD,
         ..FactoryOptions::default()
-    }
+    })
+}
+
+/// The sample added to a manager (what sample-controller's `main.go` wires up).
+pub struct Sample {
+    /// The Foo controller's caches and statistics.
+    pub ctx: Arc<Ctx>,
+    /// The simulated deployment controller, when added.
+    pub simulator: Option<Arc<DeploymentStatusSimulator>>,
+}
+
+/// Creates the Foo CRD if absent, then adds the Foo controller with `workers` workers and, with
+/// `simulate_deployments`, the simulated deployment controller to `manager`.
+pub async fn add_to(
+    manager: &mut Manager,
+    workers: usize,
+    simulate_deployments: bool,
+) -> Result<Sample, BoxError> {
+    crd::ensure_foo_crd(manager.client()).await?;
+    let ctx = controller::add_to(manager, workers)?;
+    let simulator = match simulate_deployments {
+        true => Some(DeploymentStatusSimulator::add_to(manager)?),
+        false => None,
+    };
+    Ok(Sample { ctx, simulator })
 }
 
 /// What can go wrong in the sample.
@@ -41,19 +70,10 @@ pub enum SampleError {
     /// An API request failed.
     #[error(transparent)]
     Api(#[from] kcache_core::Error),
-    /// A handler could not be registered.
+    /// The Deployment could not be given its controller reference.
     #[error(transparent)]
-    Informer(#[from] kcache_informer::InformerError),
-    /// The informers stopped before their caches synced.
-    #[error("failed to wait for caches to sync")]
-    CacheSync,
-    /// A task of the sample panicked or was aborted.
-    #[error("task failed: {0}")]
-    Task(String),
+    Owner(#[from] kcache::controller::OwnerError),
     /// A condition did not hold in time.
     #[error(transparent)]
     Wait(#[from] wait::WaitTimeout),
-    /// A cache did not catch up with the controller's own write in time (read your writes).
-    #[error(transparent)]
-    CacheBehind(#[from] kcache_informer::WaitForResourceVersionError),
 }

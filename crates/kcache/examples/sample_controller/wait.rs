@@ -6,15 +6,10 @@ use std::time::Duration;
 /// How often a condition is checked.
 const POLL: Duration = Duration::from_millis(20);
 
-/// A condition that did not hold before its deadline.
+/// A condition (what was waited for) that did not hold within the timeout.
 #[derive(Debug, thiserror::Error)]
-#[error("timed out after {timeout:?} waiting for {what}")]
-pub struct WaitTimeout {
-    /// What was waited for.
-    pub what: String,
-    /// How long.
-    pub timeout: Duration,
-}
+#[error("timed out after {1:?} waiting for {0}")]
+pub struct WaitTimeout(pub String, pub Duration);
 
 /// Checks `condition` until it holds or `timeout` passes. The deadline is a liveness guard:
 /// conditions normally hold within milliseconds.
@@ -29,10 +24,7 @@ pub async fn wait_until(
             return Ok(());
         }
         if tokio::time::Instant::now() >= deadline {
-            return Err(WaitTimeout {
-                what: what.to_string(),
-                timeout,
-            });
+            return Err(WaitTimeout(what.to_string(), timeout));
         }
         tokio::time::sleep(POLL).await;
     }
