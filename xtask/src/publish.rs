@@ -1,9 +1,18 @@
 //! `cargo publish --workspace --dry-run`: every published crate packaged in dependency order and
 //! built from its package alone (cargo overlays the packages made so far as a local registry),
 //! as crates.io would get it. `publish = false` crates (kcache-bench, xtask) are left out.
+//!
+//! Cargo unpacks each overlaid package under `$CARGO_HOME/registry/src/-HASH/NAME-VERSION` and
+//! reuses that directory on the next dry run of the same version, so a crate would be verified
+//! against the previous run's copy of its kcache dependencies (a new method missing). The dry run
+//! therefore starts by removing those unpacked copies of kcache's own crates; crates.io's
+//! registry (`index.crates.io-*`) is left alone.
+
+use std::path::PathBuf;
 
 /// Packages and verifies every published crate without uploading.
 pub(crate) fn dry_run() -> Result<(), String> {
+    remove_stale_overlays()?;
     crate::cargo(
         &[
             "publish",
@@ -18,4 +27,42 @@ pub(crate) fn dry_run() -> Result<(), String> {
         ],
         crate::CI_BUILD,
     )
+}
+
+/// Removes the unpacked `kcache*` packages of earlier dry runs' overlay registries (the
+/// `registry/src` directories whose name starts with `-`).
+fn remove_stale_overlays() -> Result<(), String> {
+    let Some(home) = cargo_home() else {
+        return Ok(());
+    };
+    let Ok(registries) = std::fs::read_dir(home.join("registry").join("src")) else {
+        return Ok(()); // nothing unpacked yet
+    };
+    for registry in registries.flatten() {
+        if !registry.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        let Ok(packages) = std::fs::read_dir(registry.path()) else {
+            continue;
+        };
+        for package in packages.flatten() {
+            if package.file_name().to_string_lossy().starts_with("kcache") {
+                let path = package.path();
+                std::fs::remove_dir_all(&path).map_err(|e| {
+                    format!(
+                        "publish: cannot remove the stale package {}: {e}",
+                        path.display()
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> Option<PathBuf> {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
 }
