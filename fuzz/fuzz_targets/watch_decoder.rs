@@ -10,21 +10,23 @@ use libfuzzer_sys::fuzz_target;
 
 const MAX: usize = 64 * 1024;
 
-/// Event type names (or "error") decoded from `data` fed in pieces of `step` bytes.
+/// Event type names, "error" for an event that does not decode (the body goes on after it, as
+/// the decoder promises) and "broken" where the framing broke (the body ends there), from `data`
+/// fed in pieces of `step` bytes.
 fn watch(data: &[u8], step: usize) -> Vec<String> {
     let mut d = WatchDecoder::<DynamicObject>::new(MAX);
-    let mut out = VecDeque::new();
     let mut seen = Vec::new();
     for chunk in data.chunks(step) {
-        let r = d.push(chunk, &mut out);
-        seen.extend(out.drain(..).map(|e| e.type_name().to_string()));
-        if r.is_err() {
-            seen.push("error".into());
+        let framed = d.push_each(chunk, &mut |ev| {
+            seen.push(ev.map_or_else(|_| "error".into(), |e| e.type_name().to_string()))
+        });
+        if framed.is_err() {
+            seen.push("broken".into());
             return seen;
         }
     }
     if d.finish().is_err() {
-        seen.push("error".into());
+        seen.push("broken".into());
     }
     seen
 }
