@@ -54,8 +54,7 @@
 //! `order` lock:
 //! - a blocking getter counts itself in `searching` while it looks: if no other getter is polling,
 //!   it polls a lock-free length for a few microseconds (see [`SPINS`]), then, finding nothing
-//!   under the lock, leaves
-//!   `searching`, increments `blocked` and waits on `cond`;
+//!   under the lock, leaves `searching`, increments `blocked` and waits on `cond`;
 //! - a push (add or `done`'s re-queue) notifies one parked getter only if `blocked > 0` and
 //!   `searching == 0`, and counts it as searching at once (parking_lot's `Condvar` has no
 //!   spurious wake-ups, so the counts are exact). Invariant: items queued and a getter parked
