@@ -108,7 +108,7 @@ fn parse_cell(cell: &str) -> Deps {
 }
 
 /// Each published workspace crate's normal dependencies on our crates, from `cargo metadata`.
-fn workspace_deps(root: &Path) -> Result<BTreeMap<String, Deps>, String> {
+pub(crate) fn workspace_deps(root: &Path) -> Result<BTreeMap<String, Deps>, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([

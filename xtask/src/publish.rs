@@ -2,17 +2,24 @@
 //! built from its package alone (cargo overlays the packages made so far as a local registry),
 //! as crates.io would get it. `publish = false` crates (kcache-bench, xtask) are left out.
 //!
-//! Cargo unpacks each overlaid package under `$CARGO_HOME/registry/src/-HASH/NAME-VERSION` and
-//! reuses that directory on the next dry run of the same version, so a crate would be verified
-//! against the previous run's copy of its kcache dependencies (a new method missing). The dry run
-//! therefore starts by removing those unpacked copies of kcache's own crates; crates.io's
-//! registry (`index.crates.io-*`) is left alone.
+//! Cargo takes a registry package of a given version to be immutable: it reuses the directory it
+//! unpacked the overlaid package into (`$CARGO_HOME/registry/src/-HASH/NAME-VERSION`) and the
+//! library it built from it, on the next dry run of the same version. A crate would then be
+//! verified against the previous run's build of its kcache dependencies (a new method missing).
+//! The dry run therefore starts by removing those unpacked copies (crates.io's own registry,
+//! `index.crates.io-*`, is left alone) and by `cargo clean -p` of every published crate.
 
 use std::path::PathBuf;
 
 /// Packages and verifies every published crate without uploading.
 pub(crate) fn dry_run() -> Result<(), String> {
     remove_stale_overlays()?;
+    let published = crate::dependency_table::workspace_deps(&crate::workspace_root())?;
+    let mut clean = vec!["clean"];
+    for name in published.keys() {
+        clean.extend(["-p", name]);
+    }
+    crate::cargo(&clean, crate::CI_BUILD)?;
     crate::cargo(
         &[
             "publish",
