@@ -41,9 +41,10 @@
 //!   a while, half of it in `yield_now`. With more threads than cores (2 or 4 workers and a
 //!   producer on 2 cores) the pollers and their `sched_yield` calls took turns on the producer's
 //!   core: over 1M adds the slow runs made 10,000–50,000 context switches and the fast ones 500–
-//!   4,000, and adds/s fell with them (1.9 M/s at 50,000 against 6.9 M/s at 556, 4 workers). Now
-//!   at most one getter polls at a time, with `spin_loop` hints only, and the others park at once;
-//!   the wake-up rules below still hand every burst to every parked worker.
+//!   4,600, and adds/s fell with them (2 workers: 2.7 M/s at 15,160 against 6.9 M/s at 556;
+//!   4 workers: 1.9 M/s at 50,798 against 5.7 M/s at 3,212). Now at most one getter polls at a
+//!   time, with `spin_loop` hints only, and the others park at once; the wake-up rules below still
+//!   hand every burst to every parked worker.
 //!
 //! Measured with `perf stat` (software events only on the VM: no instruction counters),
 //! `strace -c -f` and temporary counters in this file: on a loaded machine the producer found the
