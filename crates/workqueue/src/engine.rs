@@ -83,6 +83,13 @@ use crate::ordering::QueueOrdering;
 /// The hasher of every per-item map in this crate: fast, DoS-resistant keys.
 pub(crate) type Hasher = ahash::RandomState;
 
+/// Which of `shards` (a power of two) holds `item`, for sharded maps built with `hasher`: bits
+/// 40.. of the hash, as the maps themselves use the low bits for buckets and the top 7 for tags,
+/// so the shard choice does not skew them.
+pub(crate) fn shard_index<T: Hash>(hasher: &Hasher, item: &T, shards: usize) -> usize {
+    (hasher.hash_one(item) >> 40) as usize & (shards - 1)
+}
+
 /// How long a blocking getter polls for an item before it parks, in `spin_loop` hints (a few
 /// to a few tens of microseconds, about what parking and waking a thread costs). Only one getter
 /// polls at a time (see `spinner`): a spinning thread holds a core, and with more threads than
@@ -220,11 +227,11 @@ where
         }
     }
 
-    /// The shard of `item`. Bits 40..45 of the hash: the shard maps (same hasher) use the low
-    /// bits for buckets and the top 7 for tags, so shard choice does not skew them.
+    /// The shard of `item` ([`shard_index`]).
     fn shard(&self, item: &T) -> MutexGuard<'_, HashMap<T, Entry, Hasher>> {
-        let hash = self.hasher.hash_one(item);
-        self.shards[(hash >> 40) as usize & (SHARDS - 1)].0.lock()
+        self.shards[shard_index(&self.hasher, item, SHARDS)]
+            .0
+            .lock()
     }
 
     fn metric(&self, f: impl FnOnce(&mut QueueMetrics<T>)) {

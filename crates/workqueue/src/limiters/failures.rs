@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
-use crate::engine::Hasher;
+use crate::engine::{shard_index, Hasher};
 
 /// How many items a per-item limiter remembers by default before it evicts the least recently
 /// failed one.
@@ -92,11 +92,9 @@ impl<T: Hash + Eq + Clone> Failures<T> {
         }
     }
 
-    /// The shard of `item`: bits 40.. of the hash, which the maps (same hasher) use neither for
-    /// buckets nor for tags.
+    /// The shard of `item` ([`shard_index`]).
     fn shard(&self, item: &T) -> &Mutex<Tracked<T>> {
-        let i = (self.hasher.hash_one(item) >> 40) as usize & (self.shards.len() - 1);
-        &self.shards[i].0
+        &self.shards[shard_index(&self.hasher, item, self.shards.len())].0
     }
 
     /// Records one failure; returns how many were remembered before it.
