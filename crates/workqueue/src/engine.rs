@@ -23,7 +23,7 @@
 //!   busy core, a context switch to the woken worker, which can preempt the producer).
 //!
 //! Which regime a run falls into depended on small things (where the scheduler put the three
-//! threads on two cores), hence a benchmark with two speeds. Three costs made the keeping-up
+//! threads on two cores), hence a benchmark with two speeds. Five costs made the keeping-up
 //! regime slower than it needs to be, and all are removed by design:
 //! - false sharing: nothing kept the flag every add reads (`shutting_down`) off the cache lines
 //!   of counters that workers write per item (`processing`, `queued`) and of the `order` lock
@@ -45,6 +45,14 @@
 //!   4 workers: 1.9 M/s at 50,798 against 5.7 M/s at 3,212). Now at most one getter polls at a
 //!   time, with `spin_loop` hints only, and the others park at once; the wake-up rules below still
 //!   hand every burst to every parked worker.
+//! - lock waits that yield the core: a getter that pops an item marks it processing under its
+//!   shard lock, which the producer that pushed it still holds for a few dozen nanoseconds, and
+//!   parking_lot's `lock` calls `sched_yield` after three short spins; with 4 workers that made
+//!   thousands of yields and context switches per run. The engine's locks are taken by [`lock`],
+//!   which polls a held lock for a while first.
+//! - a map insert and a key clone per processed item: a done, clean item used to leave the map,
+//!   so the next add of its key inserted it again, reading control bytes and buckets the worker
+//!   had just written. A clean entry now stays for a while ([`Items`]).
 //!
 //! Measured with `perf stat` (software events only on the VM: no instruction counters),
 //! `strace -c -f` and temporary counters in this file: on a loaded machine the producer found the
@@ -97,6 +105,33 @@ pub(crate) fn shard_index<T: Hash>(hasher: &Hasher, item: &T, shards: usize) -> 
 /// for. A producer adding fast then never pays a wake-up syscall, and an idle getter parks after
 /// a few microseconds.
 const SPINS: u32 = 1000;
+
+/// How long [`lock`] polls a held lock before it leaves the wait to parking_lot, in
+/// `spin_loop` hints. The engine's locks are held for a few dozen nanoseconds, but a getter that
+/// pops an item nearly always finds its shard still locked by the producer that pushed it (the
+/// push happens under the shard lock), and parking_lot's `lock` gives up after three short spins
+/// and calls `sched_yield`: with more threads than cores that handed the core to another worker
+/// and was most of the system calls of a slow run (`perf record -e syscalls:sys_enter_sched_yield`:
+/// 58% from marking a popped item processing, 28% from the order lock).
+const LOCK_SPINS: u32 = 200;
+
+/// Takes `m`, polling it (reads only, so the holder keeps its cache line) for up to
+/// [`LOCK_SPINS`] hints before waiting the way parking_lot does.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    let mut spins = 0;
+    loop {
+        if let Some(guard) = m.try_lock() {
+            return guard;
+        }
+        if spins >= LOCK_SPINS {
+            return m.lock();
+        }
+        while spins < LOCK_SPINS && m.is_locked() {
+            spins += 1;
+            std::hint::spin_loop();
+        }
+    }
+}
 
 /// Number of dirty/processing shards (a power of two).
 const SHARDS: usize = 32;
@@ -261,9 +296,7 @@ where
 
     /// The shard of `item` ([`shard_index`]).
     fn shard(&self, item: &T) -> MutexGuard<'_, Items<T>> {
-        self.shards[shard_index(&self.hasher, item, SHARDS)]
-            .0
-            .lock()
+        lock(&self.shards[shard_index(&self.hasher, item, SHARDS)].0)
     }
 
     fn metric(&self, f: impl FnOnce(&mut QueueMetrics<T>)) {
@@ -288,7 +321,7 @@ where
             if flags == 0 {
                 // Done and clean, entry kept: queue it again in place.
                 let waker = {
-                    let mut order = self.order.lock();
+                    let mut order = lock(&self.order);
                     if self.shutting_down.load(Ordering::Relaxed) {
                         return;
                     }
@@ -311,8 +344,7 @@ where
                 if priority > old {
                     e.priority = priority;
                     if flags & PROCESSING == 0 {
-                        self.order
-                            .lock()
+                        lock(&self.order)
                             .pending
                             .raise(item.as_ref(), old, priority);
                     }
@@ -328,7 +360,7 @@ where
             return;
         }
         let waker = {
-            let mut order = self.order.lock();
+            let mut order = lock(&self.order);
             // Exact under the order lock, where shutdown sets it.
             if self.shutting_down.load(Ordering::Relaxed) {
                 return;
@@ -394,7 +426,7 @@ where
 
     /// client-go `Get` for plain threads: `None` once shut down and empty.
     pub(crate) fn get_blocking(&self) -> Option<T> {
-        let mut order = self.order.lock();
+        let mut order = lock(&self.order);
         order.searching += 1;
         let mut polled = false;
         loop {
@@ -430,7 +462,7 @@ where
                 }
                 self.spinner.store(false, Ordering::Release);
                 polled = true;
-                order = self.order.lock();
+                order = lock(&self.order);
                 continue;
             }
             order.searching -= 1;
@@ -463,7 +495,7 @@ where
         let waker = if e.flags & DIRTY != 0 {
             e.flags = DIRTY;
             let priority = e.priority;
-            self.push(&mut self.order.lock(), item.clone(), priority)
+            self.push(&mut lock(&self.order), item.clone(), priority)
         } else {
             e.flags = 0;
             items.cleaned();
@@ -502,7 +534,7 @@ where
     /// shutdown, every drain waiter.
     pub(crate) fn shut_down(&self, drain: bool) {
         let wakers: Vec<Waker> = {
-            let mut order = self.order.lock();
+            let mut order = lock(&self.order);
             order.drain = drain;
             self.draining.store(drain, Ordering::SeqCst);
             self.shutting_down.store(true, Ordering::SeqCst);
@@ -534,7 +566,7 @@ where
 
     /// Getters parked waiting for an item, blocking and async.
     pub(crate) fn waiting_getters(&self) -> usize {
-        let order = self.order.lock();
+        let order = lock(&self.order);
         order.blocked + order.async_waiters.len()
     }
 
@@ -544,7 +576,7 @@ where
 
     /// Blocks until nothing is processing or a forced shutdown came.
     pub(crate) fn wait_drained_blocking(&self) {
-        let mut order = self.order.lock();
+        let mut order = lock(&self.order);
         while !self.drained(&order) {
             self.drain_cond.wait(&mut order);
         }
@@ -598,7 +630,7 @@ where
 {
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let engine = self.engine;
-        let mut order = engine.order.lock();
+        let mut order = lock(&engine.order);
         let registered = self
             .id
             .and_then(|id| order.async_waiters.iter().position(|(i, _)| *i == id));
