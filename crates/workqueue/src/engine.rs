@@ -48,7 +48,7 @@
 //! - lock waits that yield the core: a getter that pops an item marks it processing under its
 //!   shard lock, which the producer that pushed it still holds for a few dozen nanoseconds, and
 //!   parking_lot's `lock` calls `sched_yield` after three short spins; with 4 workers that made
-//!   thousands of yields and context switches per run. The engine's locks are taken by [`lock`],
+//!   thousands of yields and context switches per run. The engine's locks are taken by [`lock`](crate::lock::lock),
 //!   which polls a held lock for a while first.
 //! - a map insert and a key clone per processed item: a done, clean item used to leave the map,
 //!   so the next add of its key inserted it again, reading control bytes and buckets the worker
@@ -85,6 +85,7 @@ use std::task::{Context, Poll, Waker};
 use parking_lot::{Condvar, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
+use crate::lock::lock;
 use crate::metrics::{CounterMetric, QueueMetrics};
 use crate::ordering::QueueOrdering;
 
@@ -105,33 +106,6 @@ pub(crate) fn shard_index<T: Hash>(hasher: &Hasher, item: &T, shards: usize) -> 
 /// for. A producer adding fast then never pays a wake-up syscall, and an idle getter parks after
 /// a few microseconds.
 const SPINS: u32 = 1000;
-
-/// How long [`lock`] polls a held lock before it leaves the wait to parking_lot, in
-/// `spin_loop` hints. The engine's locks are held for a few dozen nanoseconds, but a getter that
-/// pops an item nearly always finds its shard still locked by the producer that pushed it (the
-/// push happens under the shard lock), and parking_lot's `lock` gives up after three short spins
-/// and calls `sched_yield`: with more threads than cores that handed the core to another worker
-/// and was most of the system calls of a slow run (`perf record -e syscalls:sys_enter_sched_yield`:
-/// 58% from marking a popped item processing, 28% from the order lock).
-const LOCK_SPINS: u32 = 200;
-
-/// Takes `m`, polling it (reads only, so the holder keeps its cache line) for up to
-/// [`LOCK_SPINS`] hints before waiting the way parking_lot does.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    let mut spins = 0;
-    loop {
-        if let Some(guard) = m.try_lock() {
-            return guard;
-        }
-        if spins >= LOCK_SPINS {
-            return m.lock();
-        }
-        while spins < LOCK_SPINS && m.is_locked() {
-            spins += 1;
-            std::hint::spin_loop();
-        }
-    }
-}
 
 /// Number of dirty/processing shards (a power of two).
 const SHARDS: usize = 32;

@@ -19,6 +19,7 @@ mod delaying;
 mod engine;
 mod guard;
 pub mod limiters;
+mod lock;
 mod metrics;
 mod ordering;
 mod parallelize;
