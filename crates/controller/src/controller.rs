@@ -32,7 +32,7 @@ use crate::read_your_writes::WriteTracker;
 use crate::reconcile_request::ReconcileRequest;
 use crate::runner::{GoneObjects, ReconcileFn, Runner};
 use crate::source::{
-    informer_source, mapping_handler, owners_of, stream_source, Source, SourceContext,
+    informer_source, key_source, mapping_handler, owners_of, stream_source, Source, SourceContext,
     SourceOptions, Started,
 };
 use crate::{BoxFuture, Runnable};
@@ -500,9 +500,13 @@ impl<K: Resource + Object> Controller<K> {
         };
         let gone_objects: GoneObjects<K> = Arc::new(Mutex::new(HashMap::new()));
         let tracked = gone.is_some().then(|| gone_objects.clone());
-        let primary_source = informer_source(primary.clone(), name.clone(), move |enqueue| {
-            primary_handler(enqueue, predicates, tracked)
-        });
+        let primary_source = if predicates.is_empty() && tracked.is_none() {
+            key_source(primary.clone(), name.clone())
+        } else {
+            informer_source(primary.clone(), name.clone(), move |enqueue| {
+                primary_handler(enqueue, predicates, tracked)
+            })
+        };
 
         let mut started: Vec<Started> = Vec::new();
         let stop_all = |started: &[Started]| started.iter().for_each(Started::stop);
@@ -684,7 +688,9 @@ mod tests {
         })
     }
 
-    async fn order(priority: bool) -> Vec<String> {
+    /// The order in which events leave the queue, through the key-only handler (`keys_only`, what
+    /// a controller without predicates registers) or the typed one.
+    async fn order(priority: bool, keys_only: bool) -> Vec<String> {
         let queue = RateLimitingQueue::wrap(
             Queue::with_ordering(ByPriority::default(), QueueConfig::default()),
             BucketRateLimiter::default(),
@@ -694,7 +700,14 @@ mod tests {
             debounce: Duration::ZERO,
             priority,
         };
-        let h = primary_handler::<DynamicObject>(enqueue, Vec::new(), None);
+        let h = if keys_only {
+            crate::cache::key_handler::<DynamicObject>(Arc::new(move |r, low| {
+                enqueue.event(r, low)
+            }))
+        } else {
+            let all = Predicate::from_object(|_: &DynamicObject| true);
+            primary_handler::<DynamicObject>(enqueue, vec![all], None)
+        };
         ResourceEventHandler::on_add(&h, &obj("initial-1", "1"), true);
         ResourceEventHandler::on_add(&h, &obj("initial-2", "1"), true);
         ResourceEventHandler::on_update(&h, &obj("resync", "1"), &obj("resync", "1"));
@@ -711,14 +724,17 @@ mod tests {
 
     #[tokio::test]
     async fn initial_list_and_resyncs_go_behind_real_changes() {
-        assert_eq!(
-            order(true).await,
-            ["created", "changed", "initial-1", "initial-2", "resync"]
-        );
-        assert_eq!(
-            order(false).await,
-            ["initial-1", "initial-2", "resync", "created", "changed"],
-            "priority off: one FIFO"
-        );
+        for keys_only in [true, false] {
+            assert_eq!(
+                order(true, keys_only).await,
+                ["created", "changed", "initial-1", "initial-2", "resync"],
+                "keys only: {keys_only}"
+            );
+            assert_eq!(
+                order(false, keys_only).await,
+                ["initial-1", "initial-2", "resync", "created", "changed"],
+                "priority off: one FIFO (keys only: {keys_only})"
+            );
+        }
     }
 }

@@ -26,7 +26,7 @@ mod source;
 
 pub use action::Action;
 pub use apply::{apply, apply_status};
-pub use cache::{HandlerRegistration, ObjectCache, Storage};
+pub use cache::{HandlerRegistration, KeyEvents, ObjectCache, Storage};
 pub use controller::{
     Controller, ControllerRunnable, DEFAULT_CONCURRENCY, DEFAULT_READ_YOUR_WRITES_TIMEOUT,
     DEFAULT_SHUTDOWN_TIMEOUT,

@@ -194,6 +194,25 @@ pub(crate) fn informer_source<K, T: Object>(
     })
 }
 
+/// The primary kind's events as keys only (no predicate, no "gone" tracking needs the objects):
+/// through [`ObjectCache::add_key_handler`], so the compact cache decodes nothing per event.
+pub(crate) fn key_source<K: 'static>(
+    cache: Arc<dyn ObjectCache<K>>,
+    controller: String,
+) -> Source<K> {
+    Box::new(move |cx: &SourceContext<K>| {
+        let enqueue = cx.enqueue.clone();
+        let registration = cache
+            .add_key_handler(Arc::new(move |request, low| enqueue.event(request, low)))
+            .map_err(|source| ControllerError::Informer { controller, source })?;
+        Ok(Started {
+            name: cache.name().to_string(),
+            registration: Some(registration),
+            task: None,
+        })
+    })
+}
+
 /// A stream source: each item becomes the requests `map` makes of it.
 pub(crate) fn stream_source<K, S, F>(stream: S, map: F) -> Source<K>
 where
