@@ -23,8 +23,12 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// The default is [`Storage::Compact`]: a cached object costs its unique fields only, so the
 /// controller benchmark's 10k ConfigMaps fit in a fraction of a typed cache's memory, and a
 /// reconcile's read (a decode of one object from its shared tree) costs less than
-/// controller-runtime's `DeepCopy` on every cached `Get`. Pick [`Storage::Plain`] when reconciles
-/// read many objects per call (a typed read is then a reference count).
+/// controller-runtime's `DeepCopy` on every cached `Get`. Events of the primary kind reach the
+/// queue as keys, with no decode, unless predicates or [`run_with_gone`] need the objects, so an
+/// object is decoded once per reconcile. Pick [`Storage::Plain`] when reconciles read many
+/// objects per call (a typed read is then a reference count).
+///
+/// [`run_with_gone`]: crate::Controller::run_with_gone
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Storage {
     /// `CompactInformer<K>` (the factory's `compact_informer`).
