@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::client::{Client, ListItems};
-use crate::decode::{exact_copy, keep, protobuf, ItemKind, Trim};
+use crate::decode::{exact_copy, is_unknown_field, keep, ItemKind, Trim};
 use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
 
 /// `Accept` of a metadata-only `Api` ([`Api::into_metadata`]) for one object, and for watch
@@ -269,7 +269,7 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
         let in_protobuf = self.protobuf_list().is_some();
         match read(self.list_stream(params).await?).await {
             // `list_stream` remembered the resource: it asks for JSON now.
-            Err(e) if in_protobuf && protobuf::is_unknown_field(&e) => {
+            Err(e) if in_protobuf && is_unknown_field(&e) => {
                 read(self.list_stream(params).await?).await
             }
             page => page,
@@ -280,8 +280,9 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
     /// is on the stream once it ends.
     ///
     /// A protobuf page holding a field kcache's protobuf decoder does not know ends in an error
-    /// naming it (the items before it are handed over already), and the resource is listed in
-    /// JSON from then on; [`Api::list`] reads such a page again in JSON itself.
+    /// naming it ([`is_unknown_field`](crate::decode::is_unknown_field); the items before it are
+    /// handed over already), and the resource is listed in JSON from then on; [`Api::list`]
+    /// reads such a page again in JSON itself.
     pub async fn list_stream(&self, params: &ListParams) -> Result<ListItems<K>, Error> {
         let uri = self.collection_uri(&params.to_query());
         let kind = self.protobuf_list();

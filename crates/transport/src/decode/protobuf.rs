@@ -90,8 +90,10 @@ pub(super) fn unknown_field(message: &str, number: u64, value: &Value<'_>) -> De
     ))
 }
 
-/// Whether `e` is a list item's [`unknown_field`] error: the list should be asked for in JSON.
-pub(crate) fn is_unknown_field(e: &Error) -> bool {
+/// Whether `e` is a protobuf list item's error for a field kcache's protobuf decoder does not
+/// know: the list is then to be read in JSON (`Api::list` does; after such an error from
+/// `Api::list_stream` the client's next list of the resource asks for JSON).
+pub fn is_unknown_field(e: &Error) -> bool {
     matches!(e, Error::Decode { message, .. } if message.contains(UNKNOWN_FIELD))
 }
 
