@@ -1,11 +1,12 @@
 //! The protobuf list splitter and item decoder on arbitrary bytes split at arbitrary points:
 //! they must never panic, and chunking must never change the result. Each item decodes both as
 //! JSON (`serde_json::Value`) and as kcache-core's `PartialObjectMeta` / `DynamicObject`; the two
-//! must agree on the object's metadata.
+//! must agree on the object's metadata, and an item refused for a field the decoder does not
+//! know (which the transport then reads in JSON) is refused whatever it decodes into.
 #![no_main]
 
 use kcache_core::{DynamicObject, PartialObjectMeta};
-use kcache_transport::decode::{ItemKind, ListSplitter};
+use kcache_transport::decode::{is_unknown_field, ItemKind, ListSplitter};
 use libfuzzer_sys::fuzz_target;
 
 const MAX: usize = 64 * 1024;
@@ -57,7 +58,15 @@ fn item_seen(s: &ListSplitter, index: usize, item: &[u8]) -> String {
             assert_eq!(same(&dynamic.metadata), same(&from_json.metadata));
             value.to_string()
         }
-        Err(e) => format!("item error: {e}"),
+        Err(e) => {
+            if is_unknown_field(&e) {
+                // The transport reads the list in JSON whatever `K` is: every reader must see
+                // the refusal, not skip the field (an earlier error in the item may come first).
+                assert!(partial.is_err(), "refused as JSON, decoded as PartialObjectMeta");
+                assert!(dynamic.is_err(), "refused as JSON, decoded as DynamicObject");
+            }
+            format!("item error: {e}")
+        }
     }
 }
 

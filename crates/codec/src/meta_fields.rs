@@ -4,7 +4,9 @@
 //!
 //! kcache-core's `ObjectMeta` deserializer and [`check_object_meta`](crate::check_object_meta)
 //! read keys through [`MetaKey`]; kcache-transport's protobuf decoder presents an `ObjectMeta`
-//! message as the members of [`OBJECT_META`], in its order (the keys' order).
+//! message as the members of [`OBJECT_META`], in its order (the keys' order), and refuses a
+//! message holding a field number the table does not have (the transport then reads the list
+//! in JSON, which names the member): a field added to `ObjectMeta` upstream goes here.
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -2,6 +2,7 @@
 //! an `ApiResource` given at runtime) — client-go's typed clients and dynamic client in one type.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{
@@ -15,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::client::{Client, ListItems};
-use crate::decode::{exact_copy, keep, ItemKind, Trim};
+use crate::decode::{exact_copy, is_unknown_field, keep, ItemKind, Trim};
 use crate::params::{DeleteParams, Patch, PatchParams, PostParams};
 
 /// `Accept` of a metadata-only `Api` ([`Api::into_metadata`]) for one object, and for watch
@@ -150,16 +151,22 @@ impl<K> Api<K> {
 
     /// What a list asks for in protobuf first, if anything: `PartialObjectMetadata` for a
     /// metadata-only Api (`Config::metadata_protobuf`), the resource's own kind if kcache knows
-    /// its message (`Config::protobuf`).
+    /// its message (`Config::protobuf`) — unless a protobuf list of the resource held a field
+    /// kcache does not know (`protobuf_fallback`).
     fn protobuf_list(&self) -> Option<ItemKind> {
-        if self.metadata_only {
-            return self
-                .client
-                .metadata_protobuf()
-                .then_some(ItemKind::PartialObjectMetadata);
-        }
         let r = &self.resource;
-        ItemKind::of_resource(&r.group, &r.version, &r.kind).filter(|_| self.client.protobuf())
+        let kind = if self.metadata_only {
+            self.client
+                .metadata_protobuf()
+                .then_some(ItemKind::PartialObjectMetadata)
+        } else {
+            ItemKind::of_resource(&r.group, &r.version, &r.kind).filter(|_| self.client.protobuf())
+        }?;
+        let listed_in_json = self
+            .client
+            .json_fallback()
+            .holds(kind, &r.collection_path(None));
+        (!listed_in_json).then_some(kind)
     }
 
     fn collection_uri(&self, query: &str) -> String {
@@ -241,19 +248,55 @@ impl<K: DeserializeOwned + Send + 'static> Api<K> {
 
     /// Lists one page, decoding items as they arrive (use [`ListPager`](crate::ListPager) for
     /// every page).
+    ///
+    /// A page asked for in protobuf whose items hold a field kcache's protobuf decoder does not
+    /// know is read again in JSON, and the resource is listed in JSON from then on: the result
+    /// is the JSON list's.
     pub async fn list(&self, params: &ListParams) -> Result<ObjectList<K>, Error> {
-        self.list_stream(params).await?.into_list().await
+        self.list_whole(params, ListItems::into_list).await
+    }
+
+    /// One page read whole by `read`, again in JSON if it came in protobuf and held a field
+    /// kcache does not know ([`Api::list`]).
+    pub(crate) async fn list_whole<T, F>(
+        &self,
+        params: &ListParams,
+        read: impl Fn(ListItems<K>) -> F,
+    ) -> Result<ObjectList<T>, Error>
+    where
+        F: std::future::Future<Output = Result<ObjectList<T>, Error>>,
+    {
+        let in_protobuf = self.protobuf_list().is_some();
+        match read(self.list_stream(params).await?).await {
+            // `list_stream` remembered the resource: it asks for JSON now.
+            Err(e) if in_protobuf && is_unknown_field(&e) => {
+                read(self.list_stream(params).await?).await
+            }
+            page => page,
+        }
     }
 
     /// Lists one page as a stream of items, never holding the whole body; the list's metadata
     /// is on the stream once it ends.
+    ///
+    /// A protobuf page holding a field kcache's protobuf decoder does not know ends in an error
+    /// naming it ([`is_unknown_field`](crate::decode::is_unknown_field); the items before it are
+    /// handed over already), and the resource is listed in JSON from then on; [`Api::list`]
+    /// reads such a page again in JSON itself.
     pub async fn list_stream(&self, params: &ListParams) -> Result<ListItems<K>, Error> {
         let uri = self.collection_uri(&params.to_query());
+        let kind = self.protobuf_list();
         let items = self
             .client
-            .request_list_of(get_request(&uri, self.accept(true))?, self.protobuf_list())
-            .await?;
-        Ok(items.with_trim(self.trim))
+            .request_list_of(get_request(&uri, self.accept(true))?, kind)
+            .await?
+            .with_trim(self.trim);
+        let Some(kind) = kind else {
+            return Ok(items);
+        };
+        let fallback = Arc::clone(self.client.json_fallback());
+        let resource = self.resource.collection_path(None);
+        Ok(items.on_unknown_field(Box::new(move || fallback.remember(kind, resource))))
     }
 
     /// Starts a watch.

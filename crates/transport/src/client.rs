@@ -25,6 +25,7 @@ use crate::body::ResponseBody;
 use crate::config::Config;
 use crate::decode::{keep, protobuf, ItemKind, ListStream, Trim, WatchEventStream};
 use crate::error::{status_from_response, ConfigError};
+use crate::protobuf_fallback::JsonFallback;
 use crate::proxy::ProxyConnector;
 use crate::retry;
 use crate::tls::{self, ClientCertSlot};
@@ -59,6 +60,9 @@ struct Inner {
     metadata_protobuf: bool,
     /// Lists of the built-in kinds kcache knows ask for protobuf first (`Config::protobuf`).
     protobuf: bool,
+    /// Resources listed in JSON since a protobuf list of theirs held a field kcache does not
+    /// know.
+    json_fallback: Arc<JsonFallback>,
     /// Impersonation headers, sent with every request.
     impersonate: Vec<(HeaderName, HeaderValue)>,
 }
@@ -160,6 +164,7 @@ impl Client {
                 gzip: !config.disable_compression,
                 metadata_protobuf: config.metadata_protobuf,
                 protobuf: config.protobuf,
+                json_fallback: Arc::default(),
                 impersonate: config.impersonate.headers()?,
             }),
         })
@@ -190,6 +195,12 @@ impl Client {
     /// (`Config::protobuf`).
     pub(crate) fn protobuf(&self) -> bool {
         self.inner.protobuf
+    }
+
+    /// The resources this client lists in JSON since a protobuf list of theirs held a field
+    /// kcache does not know.
+    pub(crate) fn json_fallback(&self) -> &Arc<JsonFallback> {
+        &self.inner.json_fallback
     }
 
     /// The largest object the decoders accept.

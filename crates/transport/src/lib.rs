@@ -10,6 +10,7 @@ mod error;
 mod lister_watcher;
 mod metadata;
 mod params;
+mod protobuf_fallback;
 mod proxy;
 mod retry;
 mod secret;

@@ -8,6 +8,7 @@ use kcache_core::{Error, ListParams, ListerWatcher, ObjectList, WatchParams, Wat
 use serde::de::DeserializeOwned;
 
 use crate::api::Api;
+use crate::decode::ListStream;
 
 impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for Api<K> {
     fn list(
@@ -17,12 +18,13 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for Api<K> {
         Api::list(self, params)
     }
 
-    /// Each item goes into its `Arc` on the thread that decoded it.
+    /// Each item goes into its `Arc` on the thread that decoded it; read again in JSON as
+    /// [`Api::list`] is.
     async fn list_shared(&self, params: &ListParams) -> Result<ObjectList<Arc<K>>, Error>
     where
         K: Send + Sync,
     {
-        self.list_stream(params).await?.into_shared_list().await
+        self.list_whole(params, ListStream::into_shared_list).await
     }
 
     fn watch(

@@ -13,4 +13,5 @@ mod kubeconfig;
 mod list_parallel;
 mod metadata;
 mod protobuf;
+mod protobuf_fallback;
 mod testserver;

@@ -72,7 +72,8 @@ pub struct Config {
     /// half its JSON time and a third of its bytes, and kcache decodes each item from protobuf as
     /// it arrives, so the list is decoded while the server sends it, as a JSON list is. A server
     /// without protobuf (kcache-testserver) answers the JSON alternative the `Accept` header
-    /// also offers. Watches and single objects stay JSON.
+    /// also offers. Watches and single objects stay JSON. A page whose items hold a protobuf
+    /// field kcache does not know is read again in JSON, and so are the resource's later lists.
     pub metadata_protobuf: bool,
     /// Ask for lists of the built-in kinds whose protobuf messages kcache knows (core/v1
     /// ConfigMap and Secret, [`ItemKind`](crate::decode::ItemKind)) in protobuf first, as the
@@ -80,7 +81,10 @@ pub struct Config {
     /// application/vnd.kubernetes.protobuf`); on by default. The server encodes such a list in
     /// protobuf in a fraction of its JSON time, and each item decodes as `K` straight from its
     /// protobuf bytes, seen as the JSON the server would have sent. Other kinds, watches and
-    /// single objects stay JSON; a server without protobuf answers the JSON alternative.
+    /// single objects stay JSON; a server without protobuf answers the JSON alternative. A page
+    /// whose items hold a protobuf field kcache does not know (one added to `ObjectMeta` or to
+    /// the kind after kcache) is read again in JSON, and so are the resource's later lists:
+    /// only JSON can name what such a field holds.
     pub protobuf: bool,
     /// Act as another user (kubeconfig `as`, `as-uid`, `as-groups`, `as-user-extra`).
     pub impersonate: Impersonate,

@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use super::batch::{joined, max_in_flight, spawn_decode, RawBatch};
 use super::json_text::from_json;
 use super::naming::named;
+use super::protobuf::is_unknown_field;
 use super::protobuf_kinds::ItemKind;
 use super::protobuf_list::ListSplitter;
 use super::scanner::{is_ws, too_large, unexpected_byte, Capture, ValueScanner};
@@ -368,6 +369,20 @@ pin_project_lite::pin_project! {
         failed: Option<Error>,
         done: bool,
         trim: Trim<K>,
+        on_unknown_field: Option<OnUnknownField>,
+    }
+}
+
+/// What a list calls when it fails on an item holding a protobuf field the decoder does not
+/// know (`protobuf::is_unknown_field`): the client then lists the resource in JSON.
+pub(crate) type OnUnknownField = Box<dyn FnOnce() + Send + Sync>;
+
+/// Calls `note` if `failure` is an unknown protobuf field.
+fn note_unknown_field(failure: Option<&Error>, note: Option<OnUnknownField>) {
+    if let (Some(e), Some(note)) = (failure, note) {
+        if is_unknown_field(e) {
+            note();
+        }
     }
 }
 
@@ -397,7 +412,15 @@ impl<S, K: DeserializeOwned> ListStream<S, K> {
             failed: None,
             done: false,
             trim: keep,
+            on_unknown_field: None,
         }
+    }
+
+    /// Calls `note` if the list fails on an item holding a protobuf field the decoder does not
+    /// know.
+    pub(crate) fn on_unknown_field(mut self, note: OnUnknownField) -> Self {
+        self.on_unknown_field = Some(note);
+        self
     }
 
     /// Applies `trim` to every item right after decoding it, on the thread that
@@ -448,6 +471,20 @@ where
 
     /// Reads the whole list, each item through `finish` where it was decoded.
     async fn collect<T: Send + 'static>(
+        mut self,
+        finish: impl Fn(K) -> T + Copy + Send + 'static,
+    ) -> Result<ObjectList<T>, Error>
+    where
+        K: Send + 'static,
+    {
+        let note = self.on_unknown_field.take();
+        let list = self.collect_items(finish).await;
+        note_unknown_field(list.as_ref().err(), note);
+        list
+    }
+
+    /// [`collect`](Self::collect) but for its note.
+    async fn collect_items<T: Send + 'static>(
         self,
         finish: impl Fn(K) -> T + Copy + Send + 'static,
     ) -> Result<ObjectList<T>, Error>
@@ -462,6 +499,7 @@ where
             failed,
             done,
             trim: _,
+            on_unknown_field: _,
         } = self;
         let mut items: Vec<T> = ready.into_iter().map(finish).collect();
         // Read to its end already (through `Stream`): what it ended with stands.
@@ -551,7 +589,9 @@ where
                 return Poll::Ready(Some(Ok((this.trim)(item))));
             }
             if *this.done {
-                return Poll::Ready(this.failed.take().map(Err));
+                let failed = this.failed.take();
+                note_unknown_field(failed.as_ref(), this.on_unknown_field.take());
+                return Poll::Ready(failed.map(Err));
             }
             match std::task::ready!(this.body.as_mut().poll_next(cx)) {
                 Some(Ok(chunk)) => {

@@ -15,6 +15,7 @@ mod trim;
 mod watch;
 
 pub use list::{ListDecoder, ListStream};
+pub use protobuf::is_unknown_field;
 pub use protobuf_kinds::ItemKind;
 pub use protobuf_list::ListSplitter;
 pub use trim::{exact_copy, keep, Trim};

@@ -13,8 +13,26 @@
 //! as the server saved.
 //!
 //! The messages are apimachinery's `generated.proto` for `meta/v1`. Fields the JSON form omits
-//! when empty are omitted here too; unknown fields are skipped, as protobuf readers do.
-//! `managedFields[].fieldsV1` is raw JSON on the wire too, and is read by serde_json.
+//! when empty are omitted here too. `managedFields[].fieldsV1` is raw JSON on the wire too, and
+//! is read by serde_json.
+//!
+//! A field this decoder does not know, inside an item (a field of `ObjectMeta` added after the
+//! table in kcache-codec's `meta_fields`, an unknown field of `ConfigMap`, of an owner
+//! reference, of a `managedFields` entry, of a time or a map entry — or a known number with
+//! another wire type), is an error naming the message and the field number
+//! ([`unknown_field`]), not skipped. Why: the JSON path keeps what it does not know wherever its
+//! reader does — kcache-core's `ObjectMeta` keeps unknown members in `other`, `DynamicObject`,
+//! `serde_json::Value` and kcache-compact's `Compact<K>` keep every member — while
+//! k8s-openapi's types and `PartialObjectMeta`'s top level drop them; and a protobuf field number
+//! cannot be turned into its JSON member's name without the schema. Skipping it would make the
+//! two paths differ for every reader that keeps members. Instead `Api`'s lists recognize the
+//! error ([`is_unknown_field`]), read the page again in JSON and list that resource in JSON from
+//! then on, which gives exactly the JSON path's result.
+//!
+//! Outside items, unknown fields are skipped, which is what the JSON path does with them: the
+//! list's `ListMeta` (kcache-core's `ListMeta` ignores members it does not know, `selfLink`
+//! among them), the list message and the `runtime.Unknown` envelope (whose JSON counterpart, the
+//! list object's other members, the JSON list decoder skips).
 
 use std::fmt;
 
@@ -46,6 +64,37 @@ pub(super) enum Value<'a> {
     Varint(u64),
     Bytes(&'a [u8]),
     Fixed,
+}
+
+impl Value<'_> {
+    /// The wire type's name, for errors.
+    fn wire(&self) -> &'static str {
+        match self {
+            Value::Varint(_) => "a varint",
+            Value::Bytes(_) => "length-delimited",
+            Value::Fixed => "fixed-size",
+        }
+    }
+}
+
+/// What the error for a field this decoder does not know says first ([`is_unknown_field`]).
+const UNKNOWN_FIELD: &str = "a protobuf field kcache does not know";
+
+/// The error for field `number` of `message`, which this decoder does not know (or not with
+/// this wire type): the JSON form may hold a member for it, which cannot be named without the
+/// schema (see the module docs).
+pub(super) fn unknown_field(message: &str, number: u64, value: &Value<'_>) -> DeError {
+    DeError(format!(
+        "{UNKNOWN_FIELD}: {message} field {number} ({}); only the JSON form can say what it holds",
+        value.wire()
+    ))
+}
+
+/// Whether `e` is a protobuf list item's error for a field kcache's protobuf decoder does not
+/// know: the list is then to be read in JSON (`Api::list` does; after such an error from
+/// `Api::list_stream` the client's next list of the resource asks for JSON).
+pub fn is_unknown_field(e: &Error) -> bool {
+    matches!(e, Error::Decode { message, .. } if message.contains(UNKNOWN_FIELD))
 }
 
 /// A varint at the start of `buf` and its length; `None` if `buf` ends inside it.
@@ -142,6 +191,7 @@ pub(super) fn list_meta(buf: &[u8]) -> Result<ListMeta, Error> {
             (2, Value::Bytes(b)) if !b.is_empty() => meta.resource_version = Some(text(b)?.into()),
             (3, Value::Bytes(b)) if !b.is_empty() => meta.continue_ = Some(text(b)?.into()),
             (4, Value::Varint(v)) => meta.remaining_item_count = Some(v as i64),
+            // `selfLink` and fields added later: kcache-core's `ListMeta` ignores them in JSON.
             _ => {}
         }
     }
@@ -309,7 +359,7 @@ impl<'de> MapAccess<'de> for StringMap<'de> {
             match (n, value) {
                 (1, Value::Bytes(b)) => k = b,
                 (2, Value::Bytes(b)) => v = b,
-                _ => {}
+                (n, value) => return Err(unknown_field("map entry", n, &value)),
             }
         }
         self.value = Some(if self.bytes {
@@ -370,8 +420,11 @@ fn time<'a>(
     let mut seconds = 0i64;
     let mut f = fields(buf);
     while let Some((n, v)) = f.next_field()? {
-        if let (1, Value::Varint(s)) = (n, v) {
-            seconds = s as i64;
+        match (n, v) {
+            (1, Value::Varint(s)) => seconds = s as i64,
+            // Nanoseconds: `metav1.Time`'s JSON has whole seconds.
+            (2, Value::Varint(_)) => {}
+            (n, v) => return Err(unknown_field("Time", n, &v)),
         }
     }
     if seconds == 0 {
@@ -541,7 +594,7 @@ fn object_meta<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V::Va
     let mut f = fields(buf);
     while let Some((n, v)) = f.next_field()? {
         let Some(at) = OBJECT_META.iter().position(|m| u64::from(m.proto) == n) else {
-            continue;
+            return Err(unknown_field("ObjectMeta", n, &v));
         };
         let slot = &mut wire[at];
         match (OBJECT_META[at].kind, v) {
@@ -554,8 +607,8 @@ fn object_meta<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V::Va
                 | MetaKind::ManagedFields,
                 Value::Bytes(b),
             ) => slot.items.push(b),
-            // A known field number with another wire type: not what apimachinery writes.
-            _ => {}
+            // A known field number with another wire type: not the field kcache knows.
+            (_, v) => return Err(unknown_field("ObjectMeta", n, &v)),
         }
     }
     let mut members: [Option<(&'static str, Node<'de>)>; OBJECT_META_LEN] = Default::default();
@@ -586,10 +639,10 @@ fn owner_reference<'de, V: Visitor<'de>>(buf: &'de [u8], visitor: V) -> Result<V
     let mut f = fields(buf);
     while let Some((n, v)) = f.next_field()? {
         match (n, v) {
-            (1..=5, Value::Bytes(b)) => s[n as usize] = b,
+            (1 | 3 | 4 | 5, Value::Bytes(b)) => s[n as usize] = b,
             (6, Value::Varint(b)) => controller = Some(b != 0),
             (7, Value::Varint(b)) => block = Some(b != 0),
-            _ => {}
+            (n, v) => return Err(unknown_field("OwnerReference", n, &v)),
         }
     }
     visitor.visit_map(Members::new([
@@ -611,11 +664,12 @@ fn managed_fields_entry<'de, V: Visitor<'de>>(
     let mut s: [Option<&[u8]>; 9] = [None; 9];
     let mut f = fields(buf);
     while let Some((n, v)) = f.next_field()? {
-        if let (1..=8, Value::Bytes(b)) = (n, v) {
-            s[n as usize] = Some(b);
+        match (n, v) {
+            (1..=4 | 6..=8, Value::Bytes(b)) => s[n as usize] = Some(b),
+            (n, v) => return Err(unknown_field("ManagedFieldsEntry", n, &v)),
         }
     }
-    let raw = s[7].map(|v1| message(v1, 1)).transpose()?.flatten();
+    let raw = s[7].map(fields_v1).transpose()?.flatten();
     visitor.visit_map(Members::new([
         string("apiVersion", s[3])?,
         string("fieldsType", s[6])?,
@@ -626,6 +680,19 @@ fn managed_fields_entry<'de, V: Visitor<'de>>(
         string("subresource", s[8])?,
         time("time", s[4])?,
     ]))
+}
+
+/// `FieldsV1` {1: raw JSON}: its text, if any.
+fn fields_v1(buf: &[u8]) -> Result<Option<&[u8]>, DeError> {
+    let mut raw = None;
+    let mut f = fields(buf);
+    while let Some((n, v)) = f.next_field()? {
+        match (n, v) {
+            (1, Value::Bytes(b)) => raw = Some(b),
+            (n, v) => return Err(unknown_field("FieldsV1", n, &v)),
+        }
+    }
+    Ok(raw)
 }
 
 #[cfg(test)]
@@ -682,6 +749,88 @@ mod tests {
             err.contains("list item 7 (ns/cm)") && err.contains("fieldsV1"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_field_this_decoder_does_not_know_is_an_error_naming_it() {
+        let entry = |fields: &[Vec<u8>]| {
+            let e = fields.concat();
+            [&[17 << 3 | 2, 1, e.len() as u8][..], &e].concat()
+        };
+        let cases = [
+            // ObjectMeta field 18 (a two-byte key), as one added after kcache-codec's table.
+            (
+                vec![vec![18 << 3 | 2, 1, 1, b'x']],
+                "ObjectMeta field 18 (length-delimited)",
+            ),
+            // A known number with another wire type: `name` as a varint.
+            (vec![vec![1 << 3, 5]], "ObjectMeta field 1 (a varint)"),
+            (
+                vec![field(13, &field(2, b"x"))],
+                "OwnerReference field 2 (length-delimited)",
+            ),
+            (
+                vec![entry(&[field(1, b"kubectl"), field(5, b"x")])],
+                "ManagedFieldsEntry field 5 (length-delimited)",
+            ),
+            (
+                vec![entry(&[field(
+                    7,
+                    &[field(1, b"{}"), vec![2 << 3, 1]].concat(),
+                )])],
+                "FieldsV1 field 2 (a varint)",
+            ),
+            (
+                vec![field(8, &[8, 1, 3 << 3, 1])],
+                "Time field 3 (a varint)",
+            ),
+            (
+                vec![field(
+                    11,
+                    &[field(1, b"app"), field(2, b"web"), field(3, b"")].concat(),
+                )],
+                "map entry field 3 (length-delimited)",
+            ),
+        ];
+        for (meta, names) in cases {
+            let err = decode(&item(&meta)).unwrap_err();
+            assert!(is_unknown_field(&err), "{err}");
+            let err = err.to_string();
+            assert!(err.contains("list item 7 (ns/cm)"), "{err}");
+            assert!(err.contains(names), "{names}: {err}");
+        }
+        // A field of PartialObjectMetadata itself.
+        let err = decode(&[item(&[]), field(2, b"x")].concat()).unwrap_err();
+        assert!(is_unknown_field(&err), "{err}");
+        assert!(err.to_string().contains("PartialObjectMetadata field 2"));
+        // Nanoseconds of a time are known: the JSON form drops them too.
+        let v = decode(&item(&[field(8, &[8, 1, 2 << 3, 5])])).unwrap();
+        assert_eq!(v["metadata"]["creationTimestamp"], "1970-01-01T00:00:01Z");
+        // A malformed item is not one with an unknown field: JSON would not help.
+        let label = [field(1, b"app"), field(2, b"\xff")].concat();
+        assert!(!is_unknown_field(
+            &decode(&item(&[field(11, &label)])).unwrap_err()
+        ));
+    }
+
+    #[test]
+    fn list_metadata_skips_what_it_does_not_know_as_the_json_path_does() {
+        // selfLink (1), resourceVersion (2) and a field 9: kcache-core's `ListMeta` reads
+        // `{"selfLink": …, "resourceVersion": "5", "x": …}` as resourceVersion alone.
+        let meta = list_meta(
+            &[
+                field(1, b"/api/v1/configmaps"),
+                field(2, b"5"),
+                field(9, b"x"),
+            ]
+            .concat(),
+        )
+        .unwrap();
+        let from_json: ListMeta = serde_json::from_value(
+            serde_json::json!({"selfLink": "/api/v1/configmaps", "resourceVersion": "5", "x": "x"}),
+        )
+        .unwrap();
+        assert_eq!(meta, from_json);
     }
 
     /// A managedFields entry of field 17 whose fieldsV1 is `json`.

@@ -1,17 +1,27 @@
 //! The protobuf and JSON decoders held to each other on generated objects: a ConfigMap is
 //! written both ways — protobuf through kcache-codec's `ObjectMeta` table and `ConfigMap`'s
 //! fields, JSON as the API server writes it (Go's `omitempty` rules) — and the protobuf item,
-//! decoded as JSON, as k8s-openapi's `ConfigMap` and as kcache-core's `PartialObjectMeta`, must
-//! equal what the JSON decodes to. kube-apiserver's own lists are compared in `protobuf_list`.
+//! decoded as every type a list decodes into (JSON, k8s-openapi's `ConfigMap`, kcache-core's
+//! `PartialObjectMeta` and `DynamicObject`, kcache-compact's `Compact<ConfigMap>`), must equal
+//! what the JSON decodes to. kube-apiserver's own lists are compared in `protobuf_list`.
+//!
+//! The same objects with a field the decoder does not know (a field added to `ObjectMeta` or to
+//! `ConfigMap` after kcache, which the server's JSON names): every target type refuses the
+//! protobuf item with the error `Api::list` reads the page again in JSON on, and what the JSON
+//! then gives differs from the object without the field for every reader that keeps members,
+//! so no skipping could have matched it.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_codec::{MetaKind, OBJECT_META};
-use kcache_core::PartialObjectMeta;
+use kcache_compact::Compact;
+use kcache_core::{DynamicObject, Error, PartialObjectMeta};
 use proptest::prelude::*;
+use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
+use super::protobuf::is_unknown_field;
 use super::protobuf_kinds::ItemKind;
 
 fn varint(mut v: u64, out: &mut Vec<u8>) {
@@ -66,6 +76,11 @@ fn rfc3339(seconds: i64) -> String {
 
 impl Generated {
     fn protobuf(&self) -> Vec<u8> {
+        self.protobuf_with(&[], &[])
+    }
+
+    /// The ConfigMap message, `meta_extra` appended to its metadata and `extra` to it.
+    fn protobuf_with(&self, meta_extra: &[u8], extra: &[u8]) -> Vec<u8> {
         let mut meta = Vec::new();
         for m in &OBJECT_META {
             match m.kind {
@@ -129,6 +144,7 @@ impl Generated {
                 }
             }
         }
+        meta.extend_from_slice(meta_extra);
         let mut item = Vec::new();
         bytes_field(1, &meta, &mut item);
         for (k, v) in &self.data {
@@ -140,6 +156,7 @@ impl Generated {
         if let Some(b) = self.immutable {
             varint_field(4, u64::from(b), &mut item);
         }
+        item.extend_from_slice(extra);
         item
     }
 
@@ -314,6 +331,67 @@ fn generated() -> impl Strategy<Value = Generated> {
         )
 }
 
+/// A field the decoder does not know: in `ObjectMeta` or in `ConfigMap`, its number, and the
+/// JSON member the server writes for it.
+#[derive(Debug, Clone)]
+struct Unknown {
+    in_metadata: bool,
+    number: u32,
+    member: String,
+    value: String,
+}
+
+impl Unknown {
+    /// `g`'s ConfigMap message with the field added to it or to its metadata.
+    fn protobuf(&self, g: &Generated) -> Vec<u8> {
+        let mut field = Vec::new();
+        bytes_field(self.number, self.value.as_bytes(), &mut field);
+        if self.in_metadata {
+            g.protobuf_with(&field, &[])
+        } else {
+            g.protobuf_with(&[], &field)
+        }
+    }
+
+    /// `json` with the member added where the field is.
+    fn json(&self, mut json: Value) -> Value {
+        let object = if self.in_metadata {
+            &mut json["metadata"]
+        } else {
+            &mut json
+        };
+        object[self.member.as_str()] = json!(self.value);
+        json
+    }
+}
+
+fn unknown() -> impl Strategy<Value = Unknown> {
+    // ObjectMeta's numbers the table does not have (16 was `initializers`), ConfigMap's past 4.
+    let metadata = prop_oneof![Just(16u32), 18u32..40].prop_map(|n| (true, n));
+    let config_map = (5u32..40).prop_map(|n| (false, n));
+    (prop_oneof![metadata, config_map], "x[a-z]{0,8}", text()).prop_map(
+        |((in_metadata, number), member, value)| Unknown {
+            in_metadata,
+            number,
+            member,
+            value,
+        },
+    )
+}
+
+/// `item` decoded as `T` from protobuf: the unknown-field error `Api::list` reads the page again
+/// in JSON on.
+fn refused<T: DeserializeOwned>(item: &[u8]) -> Result<(), TestCaseError> {
+    let decoded: Result<T, Error> = ItemKind::ConfigMap.decoder()(0, item);
+    match decoded {
+        Err(e) if is_unknown_field(&e) => Ok(()),
+        Err(e) => Err(TestCaseError::fail(format!(
+            "not an unknown-field error: {e}"
+        ))),
+        Ok(_) => Err(TestCaseError::fail("an unknown field was decoded")),
+    }
+}
+
 proptest! {
     #[test]
     fn protobuf_and_json_decode_to_the_same_object(g in generated()) {
@@ -324,7 +402,33 @@ proptest! {
         let typed: ConfigMap = ItemKind::ConfigMap.decoder()(0, &item).unwrap();
         prop_assert_eq!(typed, serde_json::from_value::<ConfigMap>(json.clone()).unwrap());
         let meta: PartialObjectMeta = ItemKind::ConfigMap.decoder()(0, &item).unwrap();
-        let from_json: PartialObjectMeta = serde_json::from_value(json).unwrap();
+        let from_json: PartialObjectMeta = serde_json::from_value(json.clone()).unwrap();
         prop_assert_eq!(meta.metadata, from_json.metadata);
+        let dynamic: DynamicObject = ItemKind::ConfigMap.decoder()(0, &item).unwrap();
+        prop_assert_eq!(dynamic, serde_json::from_value::<DynamicObject>(json.clone()).unwrap());
+        let compact: Compact<ConfigMap> = ItemKind::ConfigMap.decoder()(0, &item).unwrap();
+        prop_assert_eq!(compact, serde_json::from_value::<Compact<ConfigMap>>(json).unwrap());
+    }
+
+    #[test]
+    fn a_field_the_decoder_does_not_know_is_left_to_json(g in generated(), u in unknown()) {
+        let item = u.protobuf(&g);
+        let (without, with) = (g.json(), u.json(g.json()));
+        refused::<Value>(&item)?;
+        refused::<ConfigMap>(&item)?;
+        refused::<PartialObjectMeta>(&item)?;
+        refused::<DynamicObject>(&item)?;
+        refused::<Compact<ConfigMap>>(&item)?;
+        // What JSON gives instead: the member, for every reader that keeps members.
+        prop_assert_ne!(&without, &with);
+        let dynamic = |j: &Value| serde_json::from_value::<DynamicObject>(j.clone()).unwrap();
+        prop_assert_ne!(dynamic(&without), dynamic(&with));
+        let compact = |j: &Value| serde_json::from_value::<Compact<ConfigMap>>(j.clone()).unwrap();
+        prop_assert_ne!(compact(&without), compact(&with));
+        let meta = |j: &Value| serde_json::from_value::<PartialObjectMeta>(j.clone()).unwrap();
+        prop_assert_eq!(meta(&without) != meta(&with), u.in_metadata);
+        // k8s-openapi's types drop it.
+        let typed = |j: &Value| serde_json::from_value::<ConfigMap>(j.clone()).unwrap();
+        prop_assert_eq!(typed(&without), typed(&with));
     }
 }

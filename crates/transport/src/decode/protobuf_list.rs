@@ -203,6 +203,7 @@ impl ListSplitter {
                                 text(body)?
                             )))
                         }
+                        // `contentType` and fields added later: the JSON list has no envelope.
                         _ => {}
                     }
                     *pos += h.len + h.body;
@@ -233,6 +234,8 @@ impl ListSplitter {
                             on_item(self.items, body)?;
                             self.items += 1;
                         }
+                        // Fields added to the list message later: the JSON list decoder skips
+                        // members other than `items` and `metadata` too.
                         _ => {}
                     }
                     *pos += total;
