@@ -441,16 +441,49 @@ impl<K: Resource + Object> Controller<K> {
         F: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
     {
+        self.runnable(boxed(reconcile), None, Arc::new(error_policy), ctx)
+    }
+
+    /// [`into_runnable`](Self::into_runnable) where a deleted object is reconciled too, as in
+    /// [`run_with_gone`](Self::run_with_gone).
+    pub fn into_runnable_with_gone<Ctx, E, F, Fut, G, GFut>(
+        self,
+        reconcile: F,
+        gone: G,
+        error_policy: impl ErrorPolicy<K, E, Ctx>,
+        ctx: Arc<Ctx>,
+    ) -> ControllerRunnable
+    where
+        Ctx: Send + Sync + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+        G: Fn(Arc<K>, Arc<Ctx>) -> GFut + Send + Sync + 'static,
+        GFut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        let gone = Some(boxed(gone));
+        self.runnable(boxed(reconcile), gone, Arc::new(error_policy), ctx)
+    }
+
+    fn runnable<Ctx, E>(
+        self,
+        reconcile: ReconcileFn<K, Ctx, E>,
+        gone: Option<ReconcileFn<K, Ctx, E>>,
+        policy: Arc<dyn ErrorPolicy<K, E, Ctx>>,
+        ctx: Arc<Ctx>,
+    ) -> ControllerRunnable
+    where
+        Ctx: Send + Sync + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         let name = self.name.clone();
         let needs_leader_election = self.config.needs_leader_election;
-        let reconcile = boxed(reconcile);
-        let policy: Arc<dyn ErrorPolicy<K, E, Ctx>> = Arc::new(error_policy);
         ControllerRunnable {
             name,
             needs_leader_election,
             start: Box::new(move |shutdown| {
                 Box::pin(async move {
-                    self.run_until(reconcile, None, policy, ctx, shutdown)
+                    self.run_until(reconcile, gone, policy, ctx, shutdown)
                         .await
                         .map_err(BoxError::from)
                 })

@@ -10,7 +10,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_controller::{
     Action, Controller, ControllerError, DefaultErrorPolicy, ErrorPolicy, ReconcileRequest,
-    TerminalError,
+    Runnable, TerminalError,
 };
 use kcache_workqueue::ItemExponentialFailureRateLimiter;
 use tokio::sync::Notify;
@@ -273,6 +273,42 @@ async fn a_deleted_object_is_reconciled_as_gone_with_its_last_state() {
     let calls = gone.calls.lock().clone();
     assert_eq!((calls[0].0.as_str(), calls[0].1.as_str()), ("a", "last"));
     assert_eq!(ctx.count("a"), 1);
+    stop.cancel();
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_runnable_reconciles_a_deleted_object_as_gone() {
+    let fake = Fake::new("gone-runnable", [with_data(cm("ns", "a"), "last")]);
+    let ctx = Arc::new(Recorder::default());
+    let gone = Arc::new(Recorder::default());
+    let g = gone.clone();
+    let runnable = Controller::for_informer(fake.cache())
+        .named("gone-runnable")
+        .into_runnable_with_gone(
+            |cm, ctx: Arc<Ctx>| async move {
+                ctx.record(&cm);
+                Ok::<_, TestError>(Action::await_change())
+            },
+            move |last, _| {
+                let g = g.clone();
+                async move {
+                    g.record(&last);
+                    Ok(Action::await_change())
+                }
+            },
+            DefaultErrorPolicy,
+            ctx.clone(),
+        );
+    let stop = CancellationToken::new();
+    let task = tokio::spawn(Box::new(runnable).start(stop.clone()));
+    ctx.wait_until("the first reconcile", |c| c.len() == 1)
+        .await;
+    fake.source.delete(with_data(cm("ns", "a"), "last"));
+    gone.wait_until("the gone reconcile", |c| c.len() == 1)
+        .await;
+    let calls = gone.calls.lock().clone();
+    assert_eq!((calls[0].0.as_str(), calls[0].1.as_str()), ("a", "last"));
     stop.cancel();
     task.await.unwrap().unwrap();
 }
