@@ -1,11 +1,13 @@
 //! A complete controller: every ConfigMap labelled `app=kcache-controller-example` gets a Secret
-//! `<name>-copy` holding the same data, owned by the ConfigMap (so deleting the ConfigMap deletes
-//! it, and changing or deleting the Secret reconciles the ConfigMap again).
+//! `<name>-copy` holding the same data, owned by the ConfigMap (so changing or deleting the Secret
+//! reconciles the ConfigMap again). A finalizer makes the controller delete the copy itself before
+//! its ConfigMap goes (what a controller does for anything the garbage collector cannot see).
 //!
 //! `cargo run -p kcache-controller --example controller` runs it on the embedded kcache-testserver:
 //! it creates three ConfigMaps, waits until each has its Secret, deletes one Secret to show the
-//! controller putting it back, prints what it reconciled and exits. With `--kubeconfig F` it runs
-//! against that cluster, over every namespace, until Ctrl-C.
+//! controller putting it back, deletes one ConfigMap to show the cleanup, prints what it
+//! reconciled and exits. With `--kubeconfig F` it runs against that cluster, over every namespace,
+//! until Ctrl-C.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::ByteString;
+use kcache_controller::finalizer::{self, finalizer, Event};
 use kcache_controller::{Action, Controller, ReconcileRequest, WriteTracker};
 use kcache_informer::{FactoryOptions, SharedInformerFactory};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
@@ -31,7 +34,38 @@ pub struct Ctx {
 
 // ---- the controller: a reconcile function and the builder ----
 
-async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, kcache_core::Error> {
+type Error = finalizer::Error<kcache_core::Error>;
+
+async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let ns = cm.metadata.namespace.clone().unwrap_or_default();
+    let key = format!("{ns}/{}", cm.metadata.name.as_deref().unwrap_or(""));
+    let api = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ns);
+    let mut cleaned = false;
+    let action = finalizer(&api, "example.kcache.dev/copy", cm, |event| async {
+        match event {
+            Event::Apply(cm) => copy(&cm, &ctx).await,
+            Event::Cleanup(cm) => {
+                let copy = format!("{}-copy", cm.metadata.name.as_deref().unwrap_or(""));
+                let secrets = Api::<Secret>::namespaced(ctx.client.clone(), &ns);
+                match secrets.delete(&copy, &DeleteParams::default()).await {
+                    Err(e) if !e.is_not_found() => Err(e),
+                    _ => {
+                        cleaned = true;
+                        Ok(Action::await_change())
+                    }
+                }
+            }
+        }
+    })
+    .await?;
+    if cleaned {
+        ctx.record(&format!("{key} cleaned up")); // and its finalizer removed: the ConfigMap goes
+    }
+    Ok(action)
+}
+
+/// Writes the ConfigMap's Secret (server-side apply: idempotent, and it takes the fields back).
+async fn copy(cm: &ConfigMap, ctx: &Ctx) -> Result<Action, kcache_core::Error> {
     let (ns, name) = (
         cm.metadata.namespace.as_deref().unwrap_or("default"),
         cm.metadata.name.as_deref().unwrap_or(""),
@@ -65,15 +99,16 @@ async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, kcache_c
     let written = Api::<Secret>::namespaced(ctx.client.clone(), ns)
         .patch(&format!("{name}-copy"), &apply, &Patch::Apply(&secret))
         .await?;
-    ctx.writes.wrote(&ReconcileRequest::of(&*cm), &written); // the next reconcile reads this write
+    ctx.writes.wrote(&ReconcileRequest::of(cm), &written); // the next reconcile reads this write
     ctx.record(&format!("{ns}/{name}"));
     Ok(Action::requeue_after(Duration::from_secs(300)))
 }
 
-fn error_policy(cm: Arc<ConfigMap>, error: &kcache_core::Error, _: Arc<Ctx>) -> Action {
+fn error_policy(cm: Arc<ConfigMap>, error: &Error, _: Arc<Ctx>) -> Action {
     eprintln!(
-        "reconciling {:?} failed: {error}; retrying with backoff",
-        cm.metadata.name
+        "reconciling {:?} failed: {}; retrying with backoff",
+        cm.metadata.name,
+        kcache_core::ErrorChain(error)
     );
     Action::requeue()
 }
@@ -143,6 +178,8 @@ pub struct Summary {
     pub reconciled: BTreeMap<String, usize>,
     /// The Secrets at the end, by name, with their owner's name.
     pub secrets: BTreeMap<String, String>,
+    /// Whether the deleted ConfigMap was gone once its cleanup had run.
+    pub gamma_gone: bool,
 }
 
 /// The demo on the embedded server: three ConfigMaps (and one unlabelled, ignored), their
@@ -206,6 +243,13 @@ pub async fn demo() -> Summary {
         }
         ctx.wait_for(|log| log[&key("beta")] > before).await;
     }
+    println!("deleting gamma: the finalizer lets the controller delete its copy first");
+    cms.delete("gamma", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    let cleaned = format!("{} cleaned up", key("gamma"));
+    ctx.wait_for(|log| log.contains_key(&cleaned)).await;
+    let gamma_gone = cms.get("gamma").await.is_err_and(|e| e.is_not_found());
     stop.cancel();
     task.await.expect("the controller returns");
     let list = secrets.list(&Default::default()).await.expect("listed");
@@ -229,6 +273,7 @@ pub async fn demo() -> Summary {
     Summary {
         reconciled: ctx.reconciled(),
         secrets,
+        gamma_gone,
     }
 }
 

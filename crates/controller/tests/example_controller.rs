@@ -1,12 +1,13 @@
 //! Runs `examples/controller.rs`'s demo on the embedded server: every labelled ConfigMap gets its
-//! owned Secret, the unlabelled one is ignored, and a deleted Secret is put back.
+//! owned Secret, the unlabelled one is ignored, a deleted Secret is put back, and a deleted
+//! ConfigMap's Secret is deleted by the finalizer's cleanup before the ConfigMap goes.
 
 #[allow(dead_code)]
 #[path = "../examples/controller.rs"]
 mod example;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_example_converges_and_repairs_a_deleted_secret() {
+async fn the_example_converges_repairs_a_deleted_secret_and_cleans_up() {
     let s = example::demo().await;
     let owners: Vec<(&str, &str)> = s
         .secrets
@@ -15,16 +16,22 @@ async fn the_example_converges_and_repairs_a_deleted_secret() {
         .collect();
     assert_eq!(
         owners,
-        [
-            ("alpha-copy", "alpha"),
-            ("beta-copy", "beta"),
-            ("gamma-copy", "gamma")
-        ],
-        "{s:?}"
+        [("alpha-copy", "alpha"), ("beta-copy", "beta")],
+        "gamma-copy deleted by the cleanup: {s:?}"
     );
     assert!(
         s.reconciled.keys().all(|k| !k.ends_with("/ignored")),
         "the predicate keeps the unlabelled ConfigMap out: {s:?}"
+    );
+    assert!(
+        s.gamma_gone,
+        "the finalizer was removed after the cleanup: {s:?}"
+    );
+    assert!(
+        s.reconciled
+            .keys()
+            .any(|k| k.ends_with("/gamma cleaned up")),
+        "{s:?}"
     );
     let beta = s.reconciled.iter().find(|(k, _)| k.ends_with("/beta"));
     assert!(beta.is_some_and(|(_, n)| *n >= 2), "{s:?}");
