@@ -16,7 +16,7 @@
 //!   benchmarks); prints the kubeconfig path.
 //! - `discovery-snapshot [--out DIR]`: kube-apiserver 1.20.2's discovery, OpenAPI index and
 //!   bootstrap objects, written as kcache-testserver's reference data.
-//! - `soak [reflector | leaderelection] [SEEDS]`: a chaos test with many seeds, in release mode.
+//! - `soak [reflector | leaderelection | sharding] [SEEDS]`: a chaos test with many seeds, in release mode.
 //! - `fuzz [--seconds N] [TARGET...]`: each fuzz target of `fuzz/` run with cargo-fuzz for a
 //!   bounded time (60 s by default).
 
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::run(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection] [SEEDS] | discovery-snapshot [--out DIR] | fuzz [--seconds N] [TARGET...]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection | sharding] [SEEDS] | discovery-snapshot [--out DIR] | fuzz [--seconds N] [TARGET...]"
             );
             return ExitCode::from(2);
         }

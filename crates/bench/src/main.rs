@@ -18,6 +18,7 @@ mod podsync;
 mod proc_status;
 mod relist;
 mod report;
+mod sharding;
 mod store;
 mod typed_read;
 mod workqueue;
@@ -60,6 +61,8 @@ enum Scenario {
     /// A kcache-controller controller over one namespace's ConfigMaps: initial reconcile, then
     /// the latency of N patches.
     Controller(controller::Args),
+    /// kcache-sharding's ring, simulated: balance and movement on join/leave for 3, 10, 100 shards.
+    Sharding(sharding::Args),
     /// Creates ConfigMaps `bench-{i}` (about 300 bytes of data each) for `informer`.
     Seed(configmaps::SeedArgs),
     /// Modifies the seeded ConfigMaps N times, for `informer --expect-updates N`.
@@ -106,6 +109,7 @@ fn main() {
         Scenario::Informer(args) => informer::run(args),
         Scenario::Many(args) => many::run(args),
         Scenario::Controller(args) => controller::run(args),
+        Scenario::Sharding(args) => sharding::run(args),
         Scenario::Seed(args) => configmaps::seed(args),
         Scenario::Churn(args) => configmaps::churn(args),
     }

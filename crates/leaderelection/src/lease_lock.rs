@@ -1,6 +1,7 @@
 //! [`LeaseLock`]: the `coordination.k8s.io/v1` Lease lock over kcache-transport (client-go's
 //! `resourcelock/leaselock.go`).
 
+use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use kcache_core::{ApiResource, DynamicObject, Error};
@@ -20,6 +21,7 @@ pub struct LeaseLock {
     api: Api<DynamicObject>,
     namespace: String,
     name: String,
+    labels: BTreeMap<String, String>,
     last: Mutex<Option<DynamicObject>>,
 }
 
@@ -30,7 +32,24 @@ impl LeaseLock {
             api: Api::dynamic(client, leases(), Some(namespace)),
             namespace: namespace.to_string(),
             name: name.to_string(),
+            labels: BTreeMap::new(),
             last: Mutex::new(None),
+        }
+    }
+
+    /// Labels the Lease carries: set when it is created and put back on each update, so others
+    /// can find it by a label selector (a sharded controller's shard Leases carry their ring's
+    /// label). Labels of the stored Lease not named here are kept.
+    pub fn with_labels(mut self, labels: BTreeMap<String, String>) -> Self {
+        self.labels = labels;
+        self
+    }
+
+    /// Puts [`with_labels`](Self::with_labels)' labels on `obj`.
+    fn label(&self, obj: &mut DynamicObject) {
+        if !self.labels.is_empty() {
+            let own = obj.metadata.labels.get_or_insert_with(BTreeMap::new);
+            own.extend(self.labels.clone());
         }
     }
 
@@ -44,7 +63,7 @@ impl LeaseLock {
     }
 
     fn remember(&self, obj: DynamicObject) -> Result<Lease, Error> {
-        let lease = to_lease(&obj)?;
+        let lease = lease_from_object(&obj)?;
         *self.last.lock() = Some(obj);
         Ok(lease)
     }
@@ -72,6 +91,7 @@ impl LeaseClient for LeaseLock {
 
     async fn create(&self, record: &LeaderElectionRecord) -> Result<Lease, Error> {
         let mut obj = self.fresh();
+        self.label(&mut obj);
         obj.data.insert("spec".into(), to_spec(record));
         let created = self.api.create(&PostParams::default(), &obj).await?;
         self.remember(created)
@@ -84,6 +104,7 @@ impl LeaseClient for LeaseLock {
             });
         let mut obj = base.unwrap_or_else(|| self.fresh());
         obj.metadata.resource_version = Some(lease.resource_version.clone());
+        self.label(&mut obj);
         obj.data.insert("spec".into(), to_spec(&lease.record));
         let written = self
             .api
@@ -115,7 +136,10 @@ fn to_spec(r: &LeaderElectionRecord) -> Value {
     Value::Object(spec)
 }
 
-fn to_lease(obj: &DynamicObject) -> Result<Lease, Error> {
+/// A `coordination.k8s.io/v1` Lease read as a [`Lease`] (its resourceVersion and spec), for code
+/// that lists or watches Leases itself (a sharded controller's view of its ring). Fails when the
+/// object has no resourceVersion; missing spec fields read as empty.
+pub fn lease_from_object(obj: &DynamicObject) -> Result<Lease, Error> {
     let spec = obj.data.get("spec").cloned().unwrap_or(Value::Null);
     let number = |field: &str| {
         spec[field]
@@ -171,7 +195,7 @@ mod tests {
         };
         let mut obj = DynamicObject::new("l").with_resource_version("7");
         obj.data.insert("spec".into(), to_spec(&record));
-        let lease = to_lease(&obj).unwrap();
+        let lease = lease_from_object(&obj).unwrap();
         assert_eq!(lease.resource_version, "7");
         assert_eq!(lease.record, record);
         let released = LeaderElectionRecord::default();

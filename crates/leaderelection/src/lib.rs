@@ -17,7 +17,7 @@ pub use elector::{LeaderElector, RunEnd};
 pub use error::{ConfigError, HealthError};
 pub use healthz::HealthzAdaptor;
 #[cfg(feature = "transport")]
-pub use lease_lock::{leases, LeaseLock};
+pub use lease_lock::{lease_from_object, leases, LeaseLock};
 pub use lock::LeaseClient;
 pub use record::{LeaderElectionRecord, Lease};
 pub use tokio_util::sync::CancellationToken;
