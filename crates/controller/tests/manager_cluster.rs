@@ -14,6 +14,7 @@ use kcache_core::BoxError;
 use kcache_events::{EventType, ObjectReference};
 use kcache_informer::SharedIndexInformer;
 use kcache_leaderelection::LeaderElectionConfig;
+use kcache_testing::ROOT_CA_CONFIGMAP;
 use kcache_transport::{Api, PostParams};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::mpsc;
@@ -131,7 +132,10 @@ impl Runnable for WarmCheck {
     }
     fn start(self: Box<Self>, shutdown: CancellationToken) -> BoxFuture<Result<(), BoxError>> {
         Box::pin(async move {
-            let cached = self.informer.indexer().list().len();
+            // A full cluster adds its root CA to every namespace.
+            let cached = (self.informer.indexer().list().iter())
+                .filter(|cm| cm.metadata.name.as_deref() != Some(ROOT_CA_CONFIGMAP))
+                .count();
             let _ = self.tx.send((self.informer.has_synced(), cached));
             shutdown.cancelled().await;
             Ok(())
