@@ -240,6 +240,17 @@ async fn a_reconcile_over_its_timeout_is_cancelled_and_retried() {
     task.await.unwrap().unwrap();
 }
 
+/// Deletes `a` once it was reconciled, and checks that `gone` heard it with its last state.
+async fn a_deletion_reaches_gone(fake: &Fake, ctx: &Recorder, gone: &Recorder) {
+    ctx.wait_until("the first reconcile", |c| c.len() == 1)
+        .await;
+    fake.source.delete(with_data(cm("ns", "a"), "last"));
+    gone.wait_until("the gone reconcile", |c| c.len() == 1)
+        .await;
+    let calls = gone.calls.lock().clone();
+    assert_eq!((calls[0].0.as_str(), calls[0].1.as_str()), ("a", "last"));
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_deleted_object_is_reconciled_as_gone_with_its_last_state() {
     let fake = Fake::new("gone", [with_data(cm("ns", "a"), "last")]);
@@ -265,13 +276,7 @@ async fn a_deleted_object_is_reconciled_as_gone_with_its_last_state() {
         DefaultErrorPolicy,
         ctx.clone(),
     ));
-    ctx.wait_until("the first reconcile", |c| c.len() == 1)
-        .await;
-    fake.source.delete(with_data(cm("ns", "a"), "last"));
-    gone.wait_until("the gone reconcile", |c| c.len() == 1)
-        .await;
-    let calls = gone.calls.lock().clone();
-    assert_eq!((calls[0].0.as_str(), calls[0].1.as_str()), ("a", "last"));
+    a_deletion_reaches_gone(&fake, &ctx, &gone).await;
     assert_eq!(ctx.count("a"), 1);
     stop.cancel();
     task.await.unwrap().unwrap();
@@ -302,13 +307,7 @@ async fn a_runnable_reconciles_a_deleted_object_as_gone() {
         );
     let stop = CancellationToken::new();
     let task = tokio::spawn(Box::new(runnable).start(stop.clone()));
-    ctx.wait_until("the first reconcile", |c| c.len() == 1)
-        .await;
-    fake.source.delete(with_data(cm("ns", "a"), "last"));
-    gone.wait_until("the gone reconcile", |c| c.len() == 1)
-        .await;
-    let calls = gone.calls.lock().clone();
-    assert_eq!((calls[0].0.as_str(), calls[0].1.as_str()), ("a", "last"));
+    a_deletion_reaches_gone(&fake, &ctx, &gone).await;
     stop.cancel();
     task.await.unwrap().unwrap();
 }
