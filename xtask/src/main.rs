@@ -127,8 +127,15 @@ pub(crate) fn cargo(args: &[&str], envs: &[(&str, &str)]) -> Result<(), String> 
     }
 }
 
+/// The checkout xtask works on: the one `cargo xtask` ran in (cargo sets `CARGO_MANIFEST_DIR` for
+/// the binary it runs), else the one the binary was built from. Two checkouts sharing a target
+/// directory share one xtask binary (cargo hashes workspace members by their relative path), so
+/// the path compiled in may name the other checkout.
 pub(crate) fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    manifest_dir
         .parent()
         .expect("xtask lives one level below the workspace root")
         .to_path_buf()

@@ -37,11 +37,20 @@ impl Counts {
     }
 }
 
-/// `cargo test --workspace --test '*' -- --show-output` with `envs`; prints the output as it
+/// `cargo test --workspace --no-fail-fast --test '*' -- --show-output` with `envs`; prints the output as it
 /// comes and a summary at the end: `title`, every skip with its reason, and `tier`'s totals.
 pub fn run_tests(title: &str, tier: &str, envs: &[(&str, &str)]) -> Result<(), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let args = ["test", "--workspace", "--test", "*", "--", "--show-output"];
+    // Every target runs, whatever fails first: a tier's totals count all of them.
+    let args = [
+        "test",
+        "--workspace",
+        "--no-fail-fast",
+        "--test",
+        "*",
+        "--",
+        "--show-output",
+    ];
     eprintln!("xtask: cargo {}", args.join(" "));
     let mut child = Command::new(cargo)
         .args(args)
