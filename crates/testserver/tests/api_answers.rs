@@ -170,7 +170,9 @@ async fn a_fresh_server_holds_the_bootstrap_objects_and_conflicts_are_409() {
 async fn pods_on_no_node_answer_as_the_real_server() {
     let c = cluster().await;
     let ns = c.create_namespace("pod-subresources").await.unwrap();
-    let pod = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    // A scheduler nobody runs, so a full cluster's scheduler leaves the pod on no node too.
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"schedulerName": "kcache-no-scheduler",
+        "containers": [{"name": "c", "image": "busybox"}]}});
     let base = format!("/api/v1/namespaces/{ns}/pods");
     assert_eq!(c.client().post(&base, &pod).await.unwrap().status, 201);
     let exec = c
