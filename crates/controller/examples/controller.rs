@@ -174,6 +174,8 @@ impl Ctx {
 /// What the demo saw.
 #[derive(Debug)]
 pub struct Summary {
+    /// The demo's namespace (a full cluster's ConfigMaps elsewhere are reconciled too).
+    pub namespace: String,
     /// Reconciles per ConfigMap.
     pub reconciled: BTreeMap<String, usize>,
     /// The Secrets at the end, by name, with their owner's name.
@@ -271,6 +273,7 @@ pub async fn demo() -> Summary {
         })
         .collect();
     Summary {
+        namespace: ns,
         reconciled: ctx.reconciled(),
         secrets,
         gamma_gone,
