@@ -4,6 +4,7 @@ mod conventions;
 mod hash;
 mod key;
 mod membership;
+mod membership_events;
 mod ring;
 mod shard;
 mod sharder;

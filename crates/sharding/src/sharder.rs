@@ -3,7 +3,8 @@
 //! write is conditional on the resourceVersion it read, so even two sharders at once cannot let
 //! two shards act on one object.
 //!
-//! Each pass lists the ring's Leases and the sharded objects and, per object:
+//! Each pass lists the ring's Leases and, when the live shards are the ones the previous pass saw
+//! (so a membership change settles for a sync period first), the sharded objects; per object:
 //!
 //! - unassigned (no shard label): assign the ring's owner (and clear a stale drain label);
 //! - assigned to its owner: nothing;
@@ -20,8 +21,10 @@
 //! drains them again after that.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use futures_util::{stream, StreamExt};
 use kcache_core::{ApiResource, DynamicObject, Error, ListParams, Object};
 use kcache_leaderelection::{
     CancellationToken, LeaderElectionRecord, Lease, LeaseClient, LeaseLock,
@@ -29,11 +32,13 @@ use kcache_leaderelection::{
 use kcache_transport::{Api, Client, Patch, PatchParams};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::conventions::Ring;
 use crate::key::ShardKey;
 use crate::membership::{list_shards, live_shards, ShardState};
+use crate::membership_events::watch_membership;
 use crate::ring::HashRing;
 
 /// One sharded kind: its resource, where to look and how its objects are keyed.
@@ -51,6 +56,25 @@ pub(crate) struct Timing {
     pub renew_deadline: Duration,
     pub sync_period: Duration,
 }
+
+/// How many of a pass's writes are in flight at once: a sharder assigning 10k objects one
+/// request at a time would take seconds on a real server for what the server handles in parallel.
+const PLACE_CONCURRENCY: usize = 16;
+
+/// One write a pass makes to an object's labels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Write {
+    /// Label an unassigned object with its owner (clearing a stale drain label).
+    Assign(String),
+    /// Relabel an object of a shard whose Lease the sharder holds.
+    Move { from: String, to: String },
+    /// Ask the shard the object is assigned to to let it go.
+    Drain(String),
+}
+
+/// How soon a pass follows one that found the membership changed: replicas started together
+/// have all joined by then.
+const SETTLE: Duration = Duration::from_millis(500);
 
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +94,8 @@ pub(crate) struct Sharder {
     seen: Mutex<HashMap<String, (String, Instant)>>,
     /// Shards whose Lease this sharder holds, until when it may move their objects directly.
     held: Mutex<HashMap<String, Instant>>,
+    /// The live shards of the previous pass.
+    last_live: Mutex<Option<Vec<String>>>,
 }
 
 impl Sharder {
@@ -88,87 +114,154 @@ impl Sharder {
             timing,
             seen: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
+            last_live: Mutex::new(None),
         }
     }
 
-    /// Passes every sync period until `stop` fires.
+    /// Passes every sync period, and as soon as the membership changes (a Lease added, deleted,
+    /// released or taken), until `stop` fires. A pass that found the membership changed is
+    /// followed by another after [`SETTLE`] (at most the sync period).
     pub(crate) async fn run(&self, stop: CancellationToken) {
         tracing::info!(ring = %self.ring.name(), sharder = %self.identity, "sharder started");
+        let changed = Arc::new(Notify::new());
+        let watching = tokio::spawn(watch_membership(
+            self.client.clone(),
+            self.ring.clone(),
+            changed.clone(),
+            stop.child_token(),
+        ));
         while !stop.is_cancelled() {
-            match self.pass(&stop).await {
-                Ok(p) if p != Pass::default() => {
-                    tracing::debug!(ring = %self.ring.name(), ?p, "sharder pass")
+            let wait = match self.pass(&stop).await {
+                Ok(Some(p)) => {
+                    if p != Pass::default() {
+                        tracing::debug!(ring = %self.ring.name(), ?p, "sharder pass");
+                    }
+                    self.timing.sync_period
                 }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(ring = %self.ring.name(), "sharder pass failed: {e}"),
-            }
+                Ok(None) => SETTLE.min(self.timing.sync_period),
+                Err(e) => {
+                    tracing::warn!(ring = %self.ring.name(), "sharder pass failed: {e}");
+                    self.timing.sync_period
+                }
+            };
             tokio::select! {
                 _ = stop.cancelled() => {}
-                _ = tokio::time::sleep(self.timing.sync_period) => {}
+                _ = tokio::time::sleep(wait) => {}
+                _ = changed.notified() => {}
             }
         }
+        let _ = watching.await;
     }
 
-    /// One pass over the Leases and every sharded object.
-    pub(crate) async fn pass(&self, stop: &CancellationToken) -> Result<Pass, Error> {
+    /// One pass over the Leases and every sharded object, once the live shards are the ones the
+    /// previous pass saw: replicas of a rollout start within moments of each other, and a pass
+    /// between their Leases would assign everything to the first and then drain it away. What each
+    /// object needs is decided
+    /// first (whether a shard's objects may move is asked once per shard), then the writes go out
+    /// [`PLACE_CONCURRENCY`] at a time.
+    /// `None`: the membership changed since the previous pass, nothing was done.
+    pub(crate) async fn pass(&self, stop: &CancellationToken) -> Result<Option<Pass>, Error> {
         let shards = list_shards(&self.client, &self.ring).await?;
         self.observe(&shards);
-        let ring = HashRing::new(live_shards(&shards, SystemTime::now()));
+        let live = live_shards(&shards, SystemTime::now());
         let mut pass = Pass::default();
-        if ring.is_empty() {
-            return Ok(pass);
+        if self.last_live.lock().replace(live.clone()).as_ref() != Some(&live) {
+            return Ok(None);
         }
+        if live.is_empty() {
+            return Ok(Some(pass));
+        }
+        let ring = HashRing::new(live);
         for kind in &self.kinds {
             let api = Api::<DynamicObject>::dynamic(
                 self.client.clone(),
                 kind.resource.clone(),
                 kind.namespace.as_deref(),
             );
-            for obj in api.list(&ListParams::default()).await?.items {
-                if stop.is_cancelled() {
-                    return Ok(pass);
-                }
-                if let Err(e) = self.place(kind, &ring, &shards, &obj, &mut pass).await {
-                    if !e.is_conflict() && !e.is_not_found() {
-                        tracing::warn!(ring = %self.ring.name(), object = %obj.name(), "placing failed: {e}");
+            let objects = api.list(&ListParams::default()).await?.items;
+            let mut movable: HashMap<String, bool> = HashMap::new();
+            let mut writes = Vec::new();
+            for (i, obj) in objects.iter().enumerate() {
+                let Some(write) = self.placement(kind, &ring, obj) else {
+                    continue;
+                };
+                let write = match write {
+                    Write::Move { from, to } => {
+                        let may = match movable.get(&from) {
+                            Some(&may) => may,
+                            None => {
+                                let may = self.may_move(&from, &shards).await?;
+                                movable.insert(from.clone(), may);
+                                may
+                            }
+                        };
+                        if may {
+                            Write::Move { from, to }
+                        } else if obj.label(&self.ring.drain_label()).is_none() {
+                            Write::Drain(from)
+                        } else {
+                            continue;
+                        }
+                    }
+                    other => other,
+                };
+                writes.push((i, write));
+            }
+            let objects = &objects;
+            let mut results = stream::iter(writes)
+                .map(|(i, write)| async move { (i, self.write(kind, &objects[i], write).await) })
+                .buffer_unordered(PLACE_CONCURRENCY);
+            while let Some((i, done)) = results.next().await {
+                match done {
+                    Ok(Write::Assign(_)) => pass.assigned += 1,
+                    Ok(Write::Move { .. }) => pass.moved += 1,
+                    Ok(Write::Drain(_)) => pass.drained += 1,
+                    Err(e) if e.is_conflict() || e.is_not_found() => {}
+                    Err(e) => {
+                        tracing::warn!(ring = %self.ring.name(), object = %objects[i].name(), "placing failed: {e}")
                     }
                 }
-            }
-        }
-        Ok(pass)
-    }
-
-    async fn place(
-        &self,
-        kind: &ShardedKind,
-        ring: &HashRing,
-        shards: &[ShardState],
-        obj: &DynamicObject,
-        pass: &mut Pass,
-    ) -> Result<(), Error> {
-        let Some(owner) = ring.owner_of(&kind.key.key(obj)) else {
-            return Ok(());
-        };
-        let shard_label = self.ring.shard_label();
-        let drain_label = self.ring.drain_label();
-        let draining = obj.label(&drain_label).is_some();
-        match obj.label(&shard_label) {
-            None => {
-                self.label(kind, obj, Some(owner), false).await?;
-                pass.assigned += 1;
-            }
-            Some(current) if current == owner => {}
-            Some(current) => {
-                if self.may_move(current, shards).await? {
-                    self.label(kind, obj, Some(owner), false).await?;
-                    pass.moved += 1;
-                } else if !draining {
-                    self.label(kind, obj, Some(current), true).await?;
-                    pass.drained += 1;
+                if stop.is_cancelled() {
+                    return Ok(Some(pass));
                 }
             }
         }
-        Ok(())
+        Ok(Some(pass))
+    }
+
+    /// What `obj` needs: assigning to its owner on `ring`, moving from the shard it is assigned
+    /// to, or nothing.
+    fn placement(&self, kind: &ShardedKind, ring: &HashRing, obj: &DynamicObject) -> Option<Write> {
+        let owner = ring.owner_of(&kind.key.key(obj))?;
+        match obj.label(&self.ring.shard_label()) {
+            None => Some(Write::Assign(owner.to_string())),
+            Some(current) if current == owner => None,
+            Some(current) => Some(Write::Move {
+                from: current.to_string(),
+                to: owner.to_string(),
+            }),
+        }
+    }
+
+    /// Sends `write`; a move whose shard's Lease the sharder no longer may act for (its hold
+    /// ended while earlier writes went out) becomes a drain. Returns what was written.
+    async fn write(
+        &self,
+        kind: &ShardedKind,
+        obj: &DynamicObject,
+        write: Write,
+    ) -> Result<Write, Error> {
+        let write = match write {
+            Write::Move { from, .. } if !self.holds(&from) => Write::Drain(from),
+            other => other,
+        };
+        match &write {
+            Write::Assign(to) | Write::Move { to, .. } => {
+                self.label(kind, obj, Some(to), false).await?
+            }
+            Write::Drain(from) => self.label(kind, obj, Some(from), true).await?,
+        }
+        Ok(write)
     }
 
     /// Writes the shard label (`None`: removed) and the drain label, conditional on `obj`'s
@@ -204,6 +297,25 @@ impl Sharder {
         Ok(())
     }
 
+    /// Observes the ring's Leases every `period` until `stop` fires, whether or not this replica
+    /// is the sharder: a replica elected after the sharder died then has seen a dead shard's
+    /// Lease unchanged since about when it died, instead of starting the lease duration's wait
+    /// at its election (a kill of the sharder's replica would otherwise cost two lease durations).
+    pub(crate) async fn observe_leases(&self, period: Duration, stop: CancellationToken) {
+        while !stop.is_cancelled() {
+            match list_shards(&self.client, &self.ring).await {
+                Ok(shards) => self.observe(&shards),
+                Err(e) => {
+                    tracing::debug!(ring = %self.ring.name(), "observing the shard Leases: {e}")
+                }
+            }
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = tokio::time::sleep(period) => {}
+            }
+        }
+    }
+
     /// Records each Lease's version, restarting its wait when it changed.
     fn observe(&self, shards: &[ShardState]) {
         let now = Instant::now();
@@ -221,13 +333,7 @@ impl Sharder {
     /// Whether the objects of `shard` may be reassigned without its acknowledgement now: the
     /// sharder holds the shard's Lease (taking it over if it is gone).
     async fn may_move(&self, shard: &str, shards: &[ShardState]) -> Result<bool, Error> {
-        let now = Instant::now();
-        if self
-            .held
-            .lock()
-            .get(shard)
-            .is_some_and(|&until| now < until)
-        {
+        if self.holds(shard) {
             return Ok(true);
         }
         let lock = LeaseLock::new(self.client.clone(), self.ring.lease_namespace(), shard)
@@ -273,6 +379,14 @@ impl Sharder {
         }
     }
 
+    /// Whether the sharder may still move `shard`'s objects directly.
+    fn holds(&self, shard: &str) -> bool {
+        self.held
+            .lock()
+            .get(shard)
+            .is_some_and(|&until| Instant::now() < until)
+    }
+
     fn hold(&self, shard: &str, sent: Instant) -> bool {
         let until = sent + self.timing.renew_deadline;
         self.held.lock().insert(shard.to_string(), until);
@@ -288,5 +402,111 @@ impl Sharder {
             renew_time: Some(now),
             leader_transitions: transitions,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kcache_core::Resource;
+    use kcache_testing::TestCluster;
+    use kcache_transport::{Config, PostParams};
+
+    use super::*;
+    use crate::key::ShardKey;
+
+    const OBJECTS: usize = 40;
+
+    async fn join(client: &Client, ring: &Ring, shard: &str) {
+        let lock = LeaseLock::new(client.clone(), ring.lease_namespace(), shard)
+            .with_labels(ring.lease_labels());
+        let now = SystemTime::now();
+        let record = LeaderElectionRecord {
+            holder_identity: shard.to_string(),
+            lease_duration_seconds: 60,
+            acquire_time: Some(now),
+            renew_time: Some(now),
+            leader_transitions: 0,
+        };
+        lock.create(&record).await.expect("shard Lease");
+    }
+
+    async fn labels(api: &Api<DynamicObject>, ring: &Ring) -> Vec<(Option<String>, bool)> {
+        let list = api.list(&ListParams::default()).await.expect("list");
+        list.items
+            .iter()
+            .map(|o| {
+                let shard = o.label(&ring.shard_label()).map(str::to_string);
+                (shard, o.label(&ring.drain_label()).is_some())
+            })
+            .collect()
+    }
+
+    /// A pass acts once the live shards are the ones the previous pass saw; then every object is
+    /// assigned in one pass (its writes in flight together), and a join drains only the objects
+    /// the new shard owns.
+    #[tokio::test]
+    async fn passes_wait_for_the_ring_to_settle_then_assign_every_object() {
+        let cluster = TestCluster::start().await.unwrap();
+        let ns = cluster.create_namespace("sharder").await.unwrap();
+        let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
+        config.qps = 0.0;
+        let client = Client::new(config).unwrap();
+        let cms =
+            Api::<DynamicObject>::dynamic(client.clone(), ConfigMap::api_resource(), Some(&ns));
+        let typed = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+        for i in 0..OBJECTS {
+            let mut cm = ConfigMap::default();
+            cm.metadata.name = Some(format!("obj-{i}"));
+            typed.create(&PostParams::default(), &cm).await.unwrap();
+        }
+        let ring = Ring::new("unit", &ns);
+        let kind = ShardedKind {
+            resource: ConfigMap::api_resource(),
+            namespace: Some(ns.clone()),
+            key: ShardKey::of_kind("", "ConfigMap"),
+        };
+        let timing = Timing {
+            lease_duration: Duration::from_secs(60),
+            renew_deadline: Duration::from_secs(40),
+            sync_period: Duration::from_secs(1),
+        };
+        let sharder = Sharder::new(client.clone(), ring.clone(), "a".into(), vec![kind], timing);
+        let stop = CancellationToken::new();
+
+        join(&client, &ring, "a").await;
+        assert_eq!(sharder.pass(&stop).await.unwrap(), None, "first sight");
+        assert!(labels(&cms, &ring)
+            .await
+            .iter()
+            .all(|l| *l == (None, false)));
+        let pass = sharder.pass(&stop).await.unwrap().expect("settled");
+        assert_eq!(pass.assigned, OBJECTS);
+        assert!(labels(&cms, &ring)
+            .await
+            .iter()
+            .all(|l| *l == (Some("a".into()), false)));
+
+        join(&client, &ring, "b").await;
+        assert_eq!(sharder.pass(&stop).await.unwrap(), None, "b just joined");
+        let pass = sharder.pass(&stop).await.unwrap().expect("settled");
+        let owners = HashRing::new(["a", "b"]);
+        let list = cms.list(&ListParams::default()).await.unwrap();
+        let to_b = list
+            .items
+            .iter()
+            .filter(|o| owners.owner_of(&crate::object_key("", "ConfigMap", *o)) == Some("b"))
+            .count();
+        assert!(to_b > 0 && to_b < OBJECTS, "{to_b} of {OBJECTS} move");
+        assert_eq!(
+            pass,
+            Pass {
+                assigned: 0,
+                drained: to_b,
+                moved: 0
+            }
+        );
+        let draining = labels(&cms, &ring).await.iter().filter(|l| l.1).count();
+        assert_eq!(draining, to_b);
     }
 }

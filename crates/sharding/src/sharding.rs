@@ -155,16 +155,20 @@ impl Sharding {
         let elector = LeaderElector::new(
             lock,
             self.election(&self.identity),
-            LeaderCallbacks::new(move |stop: CancellationToken| {
+            LeaderCallbacks::new({
                 let sharder = sharder.clone();
-                async move { sharder.run(stop).await }
+                move |stop: CancellationToken| {
+                    let sharder = sharder.clone();
+                    async move { sharder.run(stop).await }
+                }
             }),
         )?;
         let campaign = {
             let shutdown = shutdown.clone();
             async move { while elector.run(shutdown.clone()).await == RunEnd::LeadershipLost {} }
         };
-        tokio::join!(lease.run(shutdown), campaign);
+        let observing = sharder.observe_leases(self.retry_period, shutdown.clone());
+        tokio::join!(lease.run(shutdown), campaign, observing);
         Ok(())
     }
 }
