@@ -18,6 +18,7 @@ mod podsync;
 mod proc_status;
 mod relist;
 mod report;
+mod sharded;
 mod sharding;
 mod store;
 mod typed_read;
@@ -63,6 +64,9 @@ enum Scenario {
     Controller(controller::Args),
     /// kcache-sharding's ring, simulated: balance and movement on join/leave for 3, 10, 100 shards.
     Sharding(sharding::Args),
+    /// kcache-sharding on a server: one replica against several (throughput, cache sizes), then
+    /// hand-over after a kill and a graceful stop, and rebalancing after a join.
+    Sharded(sharded::Args),
     /// Creates ConfigMaps `bench-{i}` (about 300 bytes of data each) for `informer`.
     Seed(configmaps::SeedArgs),
     /// Modifies the seeded ConfigMaps N times, for `informer --expect-updates N`.
@@ -110,6 +114,7 @@ fn main() {
         Scenario::Many(args) => many::run(args),
         Scenario::Controller(args) => controller::run(args),
         Scenario::Sharding(args) => sharding::run(args),
+        Scenario::Sharded(args) => sharded::run(args),
         Scenario::Seed(args) => configmaps::seed(args),
         Scenario::Churn(args) => configmaps::churn(args),
     }

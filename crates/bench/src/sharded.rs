@@ -1,0 +1,502 @@
+//! The `sharded` scenario: kcache-sharding's label mode on a server, replicas in one process
+//! (each in a runtime of its own, with its own client, so killing one drops everything it was
+//! doing, as SIGKILL would). The namespace's ConfigMaps are the sharded objects; each replica runs
+//! a controller with one worker whose reconcile awaits `--reconcile-ms` (an I/O-bound reconcile)
+//! and records (object, replica, start). Phases, each on the objects as they stand:
+//!
+//!  1. `one_seconds`: one replica alone (ring `<run>-1`), start until every object was reconciled;
+//!     `one_cached`: the most objects its cache held.
+//!  2. `three_seconds`: `--replicas` replicas (ring `<run>-n`) started together, until every
+//!     object was reconciled; then until the ring converged (every object labelled with its owner
+//!     among them, none draining); `three_cached_max`: the most objects any one cache held.
+//!  3. Kill one replica (its runtime dropped: no Lease released). `kill_handover_seconds`: until
+//!     each of its objects is labelled to a live replica and in that replica's cache;
+//!     `kill_reconciled_seconds`: until each was reconciled by another replica.
+//!  4. Stop another gracefully (its controllers stop, its Leases are released): the same two
+//!     times, `stop_handover_seconds` and `stop_reconciled_seconds`.
+//!  5. Add replicas back to `--replicas`: `join_balanced_seconds`, until the ring converged again.
+//!
+//! Targets (issue #42): `one_seconds / three_seconds` ≥ 2.7 with 3 replicas; `three_cached_max`
+//! ≤ 0.4 × `one_cached`; handover after a kill ≤ lease duration + 10 s, after a graceful stop
+//! ≤ 5 s; balanced after a join ≤ 30 s. Afterwards the run's labels and Leases are removed.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use futures_util::{stream, StreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kcache_controller::{Action, Controller, DefaultErrorPolicy, Manager};
+use kcache_core::{DynamicObject, ListParams, Object, Resource};
+use kcache_informer::FactoryOptions;
+use kcache_sharding::{object_key, HashRing, Ring, Shard, Sharding};
+use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams};
+use parking_lot::Mutex;
+use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
+
+/// Flags.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The kubeconfig of the server (its namespace holds the ConfigMaps: `seed --configmaps N`).
+    #[arg(long)]
+    kubeconfig: PathBuf,
+    /// The namespace whose ConfigMaps are sharded; the Leases live there too.
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    /// Replicas of the sharded phases.
+    #[arg(long, default_value_t = 3)]
+    replicas: usize,
+    /// How long each reconcile awaits.
+    #[arg(long, default_value_t = 10)]
+    reconcile_ms: u64,
+    /// The shard Leases' duration (renew deadline 2/3 of it, retry period 2/15, as client-go's
+    /// 15 s / 10 s / 2 s).
+    #[arg(long, default_value_t = 15)]
+    lease_seconds: u64,
+    /// Overall limit of each phase, as a Go duration (`90s`, `10m`) or seconds.
+    #[arg(long, default_value = "10m", value_parser = crate::informer::parse_duration)]
+    phase_timeout: Duration,
+}
+
+/// Every reconcile: which object, which replica, when it started.
+#[derive(Default)]
+struct Log(Mutex<Vec<(Arc<str>, Arc<str>, Instant)>>);
+
+impl Log {
+    /// Whether every one of `objects` was reconciled since `since` by a replica `by` accepts.
+    fn all_reconciled(
+        &self,
+        objects: &BTreeSet<String>,
+        since: Instant,
+        by: impl Fn(&str) -> bool,
+    ) -> bool {
+        let mut left: BTreeSet<&str> = objects.iter().map(String::as_str).collect();
+        for (object, replica, start) in self.0.lock().iter() {
+            if *start >= since && by(replica) {
+                left.remove(object.as_ref());
+            }
+        }
+        left.is_empty()
+    }
+}
+
+/// One replica: a runtime of its own, and the most objects its cache held.
+struct Replica {
+    name: String,
+    runtime: Option<tokio::runtime::Runtime>,
+    stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+    cached: Arc<AtomicUsize>,
+    peak_cached: Arc<AtomicUsize>,
+}
+
+impl Drop for Replica {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+struct Setup {
+    config: Config,
+    namespace: String,
+    reconcile: Duration,
+    lease: (Duration, Duration, Duration),
+    log: Arc<Log>,
+}
+
+impl Setup {
+    fn start(&self, ring: &Ring, name: &str) -> Replica {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let stop = CancellationToken::new();
+        let (cached, peak_cached) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let client = Client::new(self.config.clone()).expect("client");
+        let (lease, renew, retry) = self.lease;
+        let sharding = Sharding::new(client.clone(), ring.clone(), name)
+            .kind::<ConfigMap>(Some(&self.namespace))
+            .lease_timing(lease, renew, retry);
+        let (namespace, reconcile_for, log) =
+            (self.namespace.clone(), self.reconcile, self.log.clone());
+        let (c, p) = (cached.clone(), peak_cached.clone());
+        let replica: Arc<str> = name.into();
+        let work = move |shard: Shard| {
+            let (client, namespace, log, replica) = (
+                client.clone(),
+                namespace.clone(),
+                log.clone(),
+                replica.clone(),
+            );
+            let (cached, peak) = (c.clone(), p.clone());
+            async move {
+                let options = FactoryOptions {
+                    namespace: Some(namespace),
+                    ..shard.factory_options()
+                };
+                let mut manager = Manager::builder(client)
+                    .factory_options(options)
+                    .build()
+                    .expect("manager");
+                let reconcile = move |cm: Arc<ConfigMap>, _: Arc<()>| {
+                    log.0
+                        .lock()
+                        .push((cm.name().into(), replica.clone(), Instant::now()));
+                    async move {
+                        tokio::time::sleep(reconcile_for).await;
+                        Ok::<_, std::convert::Infallible>(Action::await_change())
+                    }
+                };
+                let controller = Controller::for_::<ConfigMap>(manager.factory())
+                    .named(format!("sharded-{}", shard.name()))
+                    .concurrency(1)
+                    .into_runnable(
+                        shard.reconciler(reconcile),
+                        DefaultErrorPolicy,
+                        Arc::new(()),
+                    );
+                manager.add(controller).expect("add the controller");
+                let informer = manager.factory().compact_informer::<ConfigMap>();
+                let token = shard.token();
+                let sampler = async move {
+                    loop {
+                        let n = informer.len();
+                        cached.store(n, Ordering::Relaxed);
+                        peak.fetch_max(n, Ordering::Relaxed);
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                };
+                tokio::select! {
+                    done = manager.run_until(token) => if let Err(e) = done {
+                        eprintln!("kcache-bench: sharded: {}: manager: {e}", shard.name());
+                    },
+                    () = sampler => {}
+                }
+            }
+        };
+        let task = runtime.spawn({
+            let stop = stop.clone();
+            async move {
+                if let Err(e) = sharding.run(stop, work).await {
+                    eprintln!("kcache-bench: sharded: {e}");
+                }
+            }
+        });
+        Replica {
+            name: name.to_string(),
+            runtime: Some(runtime),
+            stop,
+            task: Some(task),
+            cached,
+            peak_cached,
+        }
+    }
+}
+
+impl Replica {
+    /// SIGTERM: the controllers stop, then the Leases are released.
+    async fn stop(mut self) {
+        self.stop.cancel();
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Polls `check` every 100 ms until it holds or `limit` passes; the seconds it took.
+async fn until<F, Fut>(what: &str, limit: Duration, mut check: F) -> f64
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let t0 = Instant::now();
+    while !check().await {
+        if t0.elapsed() > limit {
+            eprintln!("kcache-bench: sharded: {what}: not reached in {limit:?}");
+            std::process::exit(1);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    t0.elapsed().as_secs_f64()
+}
+
+/// The namespace's ConfigMaps, as objects with labels.
+async fn objects(api: &Api<DynamicObject>) -> Vec<DynamicObject> {
+    match api.list(&ListParams::default()).await {
+        Ok(list) => list.items,
+        Err(e) => {
+            eprintln!(
+                "kcache-bench: sharded: list: {}",
+                kcache_core::ErrorChain(&e)
+            );
+            std::process::exit(1)
+        }
+    }
+}
+
+/// Whether every object is labelled with its owner among `live` and none is draining.
+async fn converged(api: &Api<DynamicObject>, ring: &Ring, live: &[&Replica]) -> bool {
+    let hash_ring = HashRing::new(live.iter().map(|r| r.name.clone()));
+    objects(api).await.iter().all(|o| {
+        let owner = hash_ring.owner_of(&object_key("", "ConfigMap", o));
+        o.label(&ring.shard_label()) == owner && o.label(&ring.drain_label()).is_none()
+    })
+}
+
+/// The names of the objects labelled to `shard`.
+async fn assigned_to(api: &Api<DynamicObject>, ring: &Ring, shard: &str) -> BTreeSet<String> {
+    objects(api)
+        .await
+        .iter()
+        .filter(|o| o.label(&ring.shard_label()) == Some(shard))
+        .map(|o| o.name().to_string())
+        .collect()
+}
+
+/// Whether every one of `names` is labelled to a replica of `live`, and the live replicas' caches
+/// together hold as many objects as the namespace has.
+async fn handed_over(
+    api: &Api<DynamicObject>,
+    ring: &Ring,
+    names: &BTreeSet<String>,
+    live: &[&Replica],
+    total: usize,
+) -> bool {
+    let cached: usize = live.iter().map(|r| r.cached.load(Ordering::Relaxed)).sum();
+    cached == total
+        && objects(api)
+            .await
+            .iter()
+            .filter(|o| names.contains(o.name()))
+            .all(|o| {
+                o.label(&ring.drain_label()).is_none()
+                    && o.label(&ring.shard_label())
+                        .is_some_and(|s| live.iter().any(|r| r.name == s))
+            })
+}
+
+/// Removes the run's shard and drain labels from every object, and its Leases.
+async fn clean_up(client: &Client, api: &Api<DynamicObject>, namespace: &str, rings: &[Ring]) {
+    let mut labels = Map::new();
+    for ring in rings {
+        labels.insert(ring.shard_label(), Value::Null);
+        labels.insert(ring.drain_label(), Value::Null);
+    }
+    let patch = json!({"metadata": {"labels": labels}});
+    let names: Vec<String> = objects(api)
+        .await
+        .iter()
+        .map(|o| o.name().to_string())
+        .collect();
+    stream::iter(names)
+        .for_each_concurrent(16, |name| {
+            let patch = &patch;
+            async move {
+                let _ = api
+                    .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await;
+            }
+        })
+        .await;
+    let leases = Api::<DynamicObject>::dynamic(
+        client.clone(),
+        k8s_openapi::api::coordination::v1::Lease::api_resource(),
+        Some(namespace),
+    );
+    for ring in rings {
+        let selector = ring
+            .lease_labels()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let params = ListParams {
+            label_selector: Some(selector),
+            ..ListParams::default()
+        };
+        if let Ok(list) = leases.list(&params).await {
+            for lease in list.items {
+                let _ = leases.delete(lease.name(), &DeleteParams::default()).await;
+            }
+        }
+        let _ = leases
+            .delete(
+                &format!("{}-sharder", ring.name()),
+                &DeleteParams::default(),
+            )
+            .await;
+    }
+}
+
+pub fn run(args: Args) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let fields = runtime.block_on(scenario(&args));
+    crate::report::emit("sharded", fields);
+}
+
+async fn scenario(args: &Args) -> Value {
+    let client = crate::client::from_kubeconfig(&args.kubeconfig);
+    let mut config = Config::from_kubeconfig_file(&args.kubeconfig).expect("kubeconfig read above");
+    config.qps = 1000.0;
+    config.burst = 1000;
+    let api = Api::<DynamicObject>::dynamic(
+        client.clone(),
+        ConfigMap::api_resource(),
+        Some(&args.namespace),
+    );
+    let all: BTreeSet<String> = objects(&api)
+        .await
+        .iter()
+        .map(|o| o.name().to_string())
+        .collect();
+    let total = all.len();
+    let lease = Duration::from_secs(args.lease_seconds.max(3));
+    let setup = Setup {
+        config,
+        namespace: args.namespace.clone(),
+        reconcile: Duration::from_millis(args.reconcile_ms),
+        lease: (lease, lease * 2 / 3, lease * 2 / 15),
+        log: Arc::new(Log::default()),
+    };
+    let run = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let limit = args.phase_timeout;
+    let n = args.replicas.max(2);
+    let (ring_one, ring_n) = (
+        Ring::new(&format!("b{run}-1"), &args.namespace),
+        Ring::new(&format!("b{run}-{n}"), &args.namespace),
+    );
+
+    // 1. One replica alone.
+    let t0 = Instant::now();
+    let one = setup.start(&ring_one, "one-0");
+    let one_seconds = until("one replica reconciled every object", limit, || async {
+        setup.log.all_reconciled(&all, t0, |r| r == "one-0")
+    })
+    .await;
+    let one_cached = one.peak_cached.load(Ordering::Relaxed);
+    one.stop().await;
+
+    // 2. n replicas.
+    let t0 = Instant::now();
+    let mut replicas: Vec<Replica> = (0..n)
+        .map(|i| setup.start(&ring_n, &format!("shard-{i}")))
+        .collect();
+    let three_seconds = until("the replicas reconciled every object", limit, || async {
+        setup
+            .log
+            .all_reconciled(&all, t0, |r| r.starts_with("shard-"))
+    })
+    .await;
+    until("the ring converged", limit, || async {
+        converged(&api, &ring_n, &replicas.iter().collect::<Vec<_>>()).await
+    })
+    .await;
+    let three_cached_max = replicas
+        .iter()
+        .map(|r| r.peak_cached.load(Ordering::Relaxed))
+        .max()
+        .unwrap_or(0);
+    let per_replica: HashMap<String, usize> = replicas
+        .iter()
+        .map(|r| (r.name.clone(), r.cached.load(Ordering::Relaxed)))
+        .collect();
+
+    // 3. Kill the last replica.
+    let victim = replicas.pop().expect("n ≥ 2");
+    let theirs = assigned_to(&api, &ring_n, &victim.name).await;
+    let t0 = Instant::now();
+    drop(victim);
+    let live_names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
+    let kill_handover_seconds = until(
+        "the killed replica's objects handed over",
+        limit,
+        || async {
+            handed_over(
+                &api,
+                &ring_n,
+                &theirs,
+                &replicas.iter().collect::<Vec<_>>(),
+                total,
+            )
+            .await
+        },
+    )
+    .await;
+    let kill_reconciled_seconds =
+        until("the killed replica's objects reconciled", limit, || async {
+            setup
+                .log
+                .all_reconciled(&theirs, t0, |r| live_names.iter().any(|l| l == r))
+        })
+        .await;
+
+    // 4. Stop the next one gracefully.
+    let stopped = replicas.pop().expect("n ≥ 2");
+    let theirs = assigned_to(&api, &ring_n, &stopped.name).await;
+    let t0 = Instant::now();
+    stopped.stop().await;
+    let live_names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
+    let stop_handover_seconds = until(
+        "the stopped replica's objects handed over",
+        limit,
+        || async {
+            handed_over(
+                &api,
+                &ring_n,
+                &theirs,
+                &replicas.iter().collect::<Vec<_>>(),
+                total,
+            )
+            .await
+        },
+    )
+    .await;
+    let stop_reconciled_seconds = until(
+        "the stopped replica's objects reconciled",
+        limit,
+        || async {
+            setup
+                .log
+                .all_reconciled(&theirs, t0, |r| live_names.iter().any(|l| l == r))
+        },
+    )
+    .await;
+
+    // 5. Replicas join again.
+    replicas.extend((replicas.len()..n).map(|i| setup.start(&ring_n, &format!("shard-{}", n + i))));
+    let join_balanced_seconds = until("the ring balanced after the join", limit, || async {
+        converged(&api, &ring_n, &replicas.iter().collect::<Vec<_>>()).await
+    })
+    .await;
+    for r in replicas {
+        r.stop().await;
+    }
+    clean_up(&client, &api, &args.namespace, &[ring_one, ring_n]).await;
+
+    json!({
+        "objects": total, "replicas": n, "reconcile_ms": args.reconcile_ms,
+        "lease_seconds": lease.as_secs(),
+        "one_seconds": one_seconds, "three_seconds": three_seconds,
+        "speedup": one_seconds / three_seconds,
+        "one_cached": one_cached, "three_cached_max": three_cached_max,
+        "cached_ratio": three_cached_max as f64 / one_cached.max(1) as f64,
+        "cached_per_replica": per_replica,
+        "kill_handover_seconds": kill_handover_seconds,
+        "kill_reconciled_seconds": kill_reconciled_seconds,
+        "stop_handover_seconds": stop_handover_seconds,
+        "stop_reconciled_seconds": stop_reconciled_seconds,
+        "join_balanced_seconds": join_balanced_seconds,
+    })
+}
