@@ -30,10 +30,7 @@ async fn the_example_converges_repairs_a_deleted_secret_and_cleans_up() {
         "the finalizer was removed after the cleanup: {s:?}"
     );
     let key = |name: &str| format!("{}/{name}", s.namespace);
-    assert!(
-        s.reconciled.contains_key(&key("gamma cleaned up")),
-        "{s:?}"
-    );
+    assert!(s.reconciled.contains_key(&key("gamma cleaned up")), "{s:?}");
     let beta = s.reconciled.get(&key("beta"));
     assert!(beta.is_some_and(|n| *n >= 2), "{s:?}");
 }
