@@ -14,5 +14,7 @@ mod finalizer;
 mod manager;
 mod manager_cluster;
 mod manager_controller;
+#[cfg(feature = "prometheus")]
+mod metrics;
 mod owner;
 mod scheduling;

@@ -36,8 +36,9 @@ pub use limiters::{
     ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter,
 };
 pub use metrics::{
-    set_provider, CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider,
-    NoopMetricsProvider, SettableGaugeMetric, DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD,
+    set_provider, CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric,
+    MetricsProvider, NoopMetricsProvider, SettableGaugeMetric,
+    DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD,
 };
 pub use ordering::{ByPriority, Fifo, QueueOrdering};
 pub use parallelize::{parallelize_until, ParallelizeError, PiecePanic};
