@@ -9,6 +9,7 @@ mod cluster;
 #[cfg(feature = "k8s-openapi")]
 mod conditions;
 mod create_or_update;
+#[cfg(feature = "k8s-openapi")]
 mod example_controller;
 mod finalizer;
 mod manager;
