@@ -241,6 +241,16 @@ async fn a_priority_queue_reports_its_depth_per_priority() {
     fifo.add_with_priority("x", -100);
     assert_eq!(mp.last("depth"), 1.0, "a FIFO queue has one depth gauge");
     assert_eq!(depth.values(), [(-100, 0), (0, 0), (5, 0)]);
+
+    let plain = Provider::default();
+    let q = PriorityQueue::with_ordering(Default::default(), config(&plain, "plain"));
+    q.add_with_priority("a", 0);
+    q.add_with_priority("b", -100);
+    assert_eq!(
+        plain.last("depth"),
+        2.0,
+        "a provider without per-priority depth gets the total"
+    );
 }
 
 #[tokio::test(start_paused = true)]
