@@ -1,26 +1,35 @@
-//! A complete controller: every ConfigMap labelled `app=kcache-controller-example` gets a Secret
-//! `<name>-copy` holding the same data, owned by the ConfigMap (so changing or deleting the Secret
-//! reconciles the ConfigMap again). A finalizer makes the controller delete the copy itself before
-//! its ConfigMap goes (what a controller does for anything the garbage collector cannot see).
+//! A complete controller: every `Greeting` (a small custom resource, `example.kcache.dev/v1`)
+//! labelled `app=kcache-controller-example` gets a ConfigMap `<name>-greeting` holding its
+//! message, owned by the Greeting (so changing or deleting the ConfigMap reconciles the Greeting
+//! again), and a `Ready` condition in its status, written through the status subresource with
+//! apimachinery's `meta.SetStatusCondition` rules. A finalizer makes the controller delete the
+//! ConfigMap itself before its Greeting goes (what a controller does for anything the garbage
+//! collector cannot see).
 //!
-//! `cargo run -p kcache-controller --example controller` runs it on the embedded kcache-testserver:
-//! it creates three ConfigMaps, waits until each has its Secret, deletes one Secret to show the
-//! controller putting it back, deletes one ConfigMap to show the cleanup, prints what it
-//! reconciled and exits. With `--kubeconfig F` it runs against that cluster, over every namespace,
-//! until Ctrl-C.
+//! `cargo run --release --example controller` runs it on the
+//! embedded kcache-testserver: it registers the Greeting CRD, creates three Greetings, waits until
+//! each has its ConfigMap and is Ready, deletes one ConfigMap to show the controller putting it
+//! back, changes one message, deletes one Greeting to show the cleanup, prints what it reconciled
+//! and exits. With `--kubeconfig F` it registers the CRD in that cluster (unless present) and runs
+//! there, over every namespace, until Ctrl-C.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
+use kcache_controller::conditions::{find_status_condition, new_condition, set_status_condition};
 use kcache_controller::finalizer::{self, finalizer, Event};
-use kcache_controller::{Action, Controller, ReconcileRequest, WriteTracker};
+use kcache_controller::{apply, set_controller_reference, Action, Controller, OwnerError};
+use kcache_controller::{ReconcileRequest, WriteTracker};
+use kcache_core::{Object, Resource};
 use kcache_informer::{FactoryOptions, SharedInformerFactory};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -34,21 +43,47 @@ pub struct Ctx {
 
 // ---- the controller: a reconcile function and the builder ----
 
-type Error = finalizer::Error<kcache_core::Error>;
+/// What a reconcile can fail with; the finalizer wraps it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The API server refused or failed a request.
+    #[error(transparent)]
+    Api(#[from] kcache_core::Error),
+    /// The ConfigMap is controlled by something else.
+    #[error(transparent)]
+    Owner(#[from] OwnerError),
+}
 
-async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let ns = cm.metadata.namespace.clone().unwrap_or_default();
-    let key = format!("{ns}/{}", cm.metadata.name.as_deref().unwrap_or(""));
-    let api = Api::<ConfigMap>::namespaced(ctx.client.clone(), &ns);
+async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, finalizer::Error<Error>> {
+    let (key, ns) = (ReconcileRequest::of(&*g), g.namespace().unwrap_or_default());
+    let greetings = Api::<Greeting>::namespaced(ctx.client.clone(), ns);
+    let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), ns);
     let mut cleaned = false;
-    let action = finalizer(&api, "example.kcache.dev/copy", cm, |event| async {
+    let action = finalizer(&greetings, "example.kcache.dev/cleanup", g, |event| async {
         match event {
-            Event::Apply(cm) => copy(&cm, &ctx).await,
-            Event::Cleanup(cm) => {
-                let copy = format!("{}-copy", cm.metadata.name.as_deref().unwrap_or(""));
-                let secrets = Api::<Secret>::namespaced(ctx.client.clone(), &ns);
-                match secrets.delete(&copy, &DeleteParams::default()).await {
-                    Err(e) if !e.is_not_found() => Err(e),
+            Event::Apply(g) => {
+                let mut cm = ConfigMap::default();
+                cm.metadata.name = Some(format!("{}-greeting", g.name()));
+                cm.metadata.namespace = Some(key.namespace().into());
+                cm.data = Some(BTreeMap::from([("message".into(), g.spec.message.clone())]));
+                set_controller_reference(&*g, &mut cm)?;
+                let written = apply(&configmaps, &cm, "kcache-controller-example", true).await?;
+                ctx.writes.wrote(&key, &written); // the next reconcile reads this write
+                let mut status = g.status.clone().unwrap_or_default();
+                let ready = new_condition("Ready", "True", "ConfigMapApplied", "", g.generation());
+                if set_status_condition(&mut status.conditions, ready) {
+                    let patch = Patch::Merge(json!({ "status": status }));
+                    let params = PatchParams::default();
+                    let written = greetings.patch_status(g.name(), &params, &patch).await?;
+                    ctx.writes.wrote(&key, &written);
+                }
+                ctx.record(key.key());
+                Ok::<_, Error>(Action::requeue_after(Duration::from_secs(300)))
+            }
+            Event::Cleanup(g) => {
+                let name = format!("{}-greeting", g.name());
+                match configmaps.delete(&name, &DeleteParams::default()).await {
+                    Err(e) if !e.is_not_found() => Err(Error::Api(e)),
                     _ => {
                         cleaned = true;
                         Ok(Action::await_change())
@@ -59,56 +94,16 @@ async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, Error> {
     })
     .await?;
     if cleaned {
-        ctx.record(&format!("{key} cleaned up")); // and its finalizer removed: the ConfigMap goes
+        ctx.record(&format!("{key} cleaned up")); // and its finalizer removed: the Greeting goes
     }
     Ok(action)
 }
 
-/// Writes the ConfigMap's Secret (server-side apply: idempotent, and it takes the fields back).
-async fn copy(cm: &ConfigMap, ctx: &Ctx) -> Result<Action, kcache_core::Error> {
-    let (ns, name) = (
-        cm.metadata.namespace.as_deref().unwrap_or("default"),
-        cm.metadata.name.as_deref().unwrap_or(""),
-    );
-    let owner = OwnerReference {
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        name: name.into(),
-        uid: cm.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        block_owner_deletion: Some(true),
-    };
-    let data = cm
-        .data
-        .iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), ByteString(v.clone().into_bytes())));
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(format!("{name}-copy")),
-            owner_references: Some(vec![owner]),
-            ..Default::default()
-        },
-        data: Some(data.collect()),
-        ..Default::default()
-    };
-    let apply = PatchParams {
-        force: true,
-        ..PatchParams::apply("kcache-controller-example")
-    };
-    let written = Api::<Secret>::namespaced(ctx.client.clone(), ns)
-        .patch(&format!("{name}-copy"), &apply, &Patch::Apply(&secret))
-        .await?;
-    ctx.writes.wrote(&ReconcileRequest::of(cm), &written); // the next reconcile reads this write
-    ctx.record(&format!("{ns}/{name}"));
-    Ok(Action::requeue_after(Duration::from_secs(300)))
-}
-
-fn error_policy(cm: Arc<ConfigMap>, error: &Error, _: Arc<Ctx>) -> Action {
+fn error_policy(g: Arc<Greeting>, error: &finalizer::Error<Error>, _: Arc<Ctx>) -> Action {
+    let chain = kcache_core::ErrorChain(error);
     eprintln!(
-        "reconciling {:?} failed: {}; retrying with backoff",
-        cm.metadata.name,
-        kcache_core::ErrorChain(error)
+        "reconciling {} failed: {chain}; retrying with backoff",
+        g.name()
     );
     Action::requeue()
 }
@@ -119,18 +114,10 @@ pub async fn run(client: Client, stop: CancellationToken, log: impl FnOnce(Arc<C
         client.clone(),
         FactoryOptions::default(),
     ));
-    let controller = Controller::for_::<ConfigMap>(&factory)
-        .predicate(kcache_controller::Predicate::from_object(
-            |cm: &ConfigMap| {
-                cm.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get("app"))
-                    .map(String::as_str)
-                    == Some("kcache-controller-example")
-            },
-        ))
-        .owns::<Secret>()
+    let ours = |g: &Greeting| g.label("app") == Some("kcache-controller-example");
+    let controller = Controller::for_::<Greeting>(&factory)
+        .predicate(kcache_controller::Predicate::from_object(ours))
+        .owns::<ConfigMap>()
         .concurrency(2)
         .shutdown_on(stop);
     let ctx = Arc::new(Ctx {
@@ -144,6 +131,120 @@ pub async fn run(client: Client, stop: CancellationToken, log: impl FnOnce(Arc<C
         eprintln!("the controller did not run: {e}");
     }
     factory.shutdown().await;
+}
+
+// ---- the custom resource ----
+
+/// A `Greeting`: "keep a ConfigMap holding `spec.message`".
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Greeting {
+    /// `example.kcache.dev/v1`.
+    pub api_version: String,
+    /// `Greeting`.
+    pub kind: String,
+    /// Standard object metadata.
+    pub metadata: ObjectMeta,
+    /// What the user asked for.
+    pub spec: GreetingSpec,
+    /// What the controller observed; written only through the `status` subresource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<GreetingStatus>,
+}
+
+/// `Greeting.spec`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GreetingSpec {
+    /// What the ConfigMap holds.
+    pub message: String,
+}
+
+/// `Greeting.status`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GreetingStatus {
+    /// `Ready`: the ConfigMap holds the message of `observedGeneration`.
+    #[serde(default)]
+    pub conditions: Vec<Condition>,
+}
+
+impl Resource for Greeting {
+    const GROUP: &'static str = "example.kcache.dev";
+    const VERSION: &'static str = "v1";
+    const KIND: &'static str = "Greeting";
+    const PLURAL: &'static str = "greetings";
+    const NAMESPACED: bool = true;
+}
+
+kcache_core::impl_object_for_metadata!(Greeting);
+
+impl Greeting {
+    /// A new Greeting, labelled for this controller or not.
+    pub fn new(name: &str, message: &str, labelled: bool) -> Greeting {
+        let labels = labelled.then(|| {
+            BTreeMap::from([("app".to_string(), "kcache-controller-example".to_string())])
+        });
+        Greeting {
+            api_version: Greeting::api_resource().api_version(),
+            kind: Greeting::KIND.into(),
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels,
+                ..Default::default()
+            },
+            spec: GreetingSpec {
+                message: message.into(),
+            },
+            status: None,
+        }
+    }
+
+    /// Its `Ready` condition, if any.
+    pub fn ready(&self) -> Option<&Condition> {
+        find_status_condition(&self.status.as_ref()?.conditions, "Ready")
+    }
+}
+
+/// Registers the Greeting CRD unless it exists, and waits until it is served.
+pub async fn ensure_crd(client: &Client) -> Result<(), kcache_core::Error> {
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "greetings.example.kcache.dev"},
+        "spec": {
+            "group": Greeting::GROUP,
+            "scope": "Namespaced",
+            "names": {"kind": "Greeting", "plural": "greetings", "singular": "greeting",
+                      "listKind": "GreetingList"},
+            "versions": [{
+                "name": Greeting::VERSION, "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"message": {"type": "string"}}},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                }}},
+            }],
+        },
+    }))
+    .map_err(|e| kcache_core::Error::decode("the Greeting CRD", e))?;
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    match crds.create(&PostParams::default(), &crd).await {
+        Err(e) if e.status().is_none_or(|s| s.reason != "AlreadyExists") => return Err(e),
+        _ => {}
+    }
+    for _ in 0..100 {
+        let crd = crds.get("greetings.example.kcache.dev").await?;
+        let conditions = crd.status.and_then(|s| s.conditions).unwrap_or_default();
+        if conditions
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True")
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(kcache_core::Error::Request(
+        "the Greeting CRD was not established in 10 s".into(),
+    ))
 }
 
 // ---- the demo around it ----
@@ -165,27 +266,49 @@ impl Ctx {
         }
     }
 
-    /// Reconciles so far, per ConfigMap.
+    /// Reconciles so far, per Greeting.
     pub fn reconciled(&self) -> BTreeMap<String, usize> {
         self.log.lock().clone()
+    }
+
+    /// Waits (reconcile by reconcile of `key`) until `done` holds.
+    async fn wait_until<F: std::future::Future<Output = bool>>(
+        &self,
+        key: &str,
+        done: impl Fn() -> F,
+    ) {
+        loop {
+            let before = self.reconciled().get(key).copied().unwrap_or(0);
+            if done().await {
+                return;
+            }
+            self.wait_for(|log| log.get(key).copied().unwrap_or(0) > before)
+                .await;
+        }
     }
 }
 
 /// What the demo saw.
 #[derive(Debug)]
 pub struct Summary {
-    /// The demo's namespace (a full cluster's ConfigMaps elsewhere are reconciled too).
+    /// The demo's namespace (a full cluster's Greetings elsewhere are reconciled too).
     pub namespace: String,
-    /// Reconciles per ConfigMap.
+    /// Reconciles per Greeting.
     pub reconciled: BTreeMap<String, usize>,
-    /// The Secrets at the end, by name, with their owner's name.
-    pub secrets: BTreeMap<String, String>,
-    /// Whether the deleted ConfigMap was gone once its cleanup had run.
+    /// The controller's ConfigMaps at the end, by name: their owner's name and their message.
+    pub config_maps: BTreeMap<String, (String, String)>,
+    /// Each Greeting's `Ready` condition at the end: status, reason, observedGeneration, and
+    /// the Greeting's generation.
+    pub ready: BTreeMap<String, (String, String, Option<i64>, Option<i64>)>,
+    /// Whether alpha's `Ready` kept its lastTransitionTime when its message changed (the
+    /// condition's status did not change, only its observedGeneration).
+    pub alpha_transition_kept: bool,
+    /// Whether the deleted Greeting was gone once its cleanup had run.
     pub gamma_gone: bool,
 }
 
-/// The demo on the embedded server: three ConfigMaps (and one unlabelled, ignored), their
-/// Secrets, one Secret deleted and put back.
+/// The demo on the embedded server: three Greetings (and one unlabelled, ignored), their
+/// ConfigMaps and conditions, one ConfigMap deleted and put back, one message changed.
 pub async fn demo() -> Summary {
     let cluster = kcache_testing::TestCluster::start()
         .await
@@ -196,29 +319,17 @@ pub async fn demo() -> Summary {
         .expect("a namespace");
     let client =
         Client::new(Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap()).unwrap();
-    let cms = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    ensure_crd(&client).await.expect("the CRD is registered");
+    let greetings = Api::<Greeting>::namespaced(client.clone(), &ns);
     for (name, labelled) in [
         ("alpha", true),
         ("beta", true),
         ("gamma", true),
         ("ignored", false),
     ] {
-        let labels = labelled.then(|| {
-            BTreeMap::from([("app".to_string(), "kcache-controller-example".to_string())])
-        });
-        let cm = ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                labels,
-                ..Default::default()
-            },
-            data: Some(BTreeMap::from([(
-                "greeting".to_string(),
-                format!("hello from {name}"),
-            )])),
-            ..Default::default()
-        };
-        cms.create(&PostParams::default(), &cm)
+        let g = Greeting::new(name, &format!("hello from {name}"), labelled);
+        greetings
+            .create(&PostParams::default(), &g)
             .await
             .expect("created");
     }
@@ -232,50 +343,84 @@ pub async fn demo() -> Summary {
     let three = [key("alpha"), key("beta"), key("gamma")];
     ctx.wait_for(|log| three.iter().all(|k| log.contains_key(k)))
         .await;
-    println!("converged; deleting beta-copy: the controller puts it back");
-    let secrets = Api::<Secret>::namespaced(client.clone(), &ns);
-    secrets
-        .delete("beta-copy", &DeleteParams::default())
+
+    println!("converged; deleting beta-greeting: the controller puts it back");
+    let configmaps = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+    configmaps
+        .delete("beta-greeting", &DeleteParams::default())
         .await
         .expect("deleted");
-    loop {
-        let before = ctx.reconciled()[&key("beta")];
-        if secrets.get("beta-copy").await.is_ok() {
-            break;
-        }
-        ctx.wait_for(|log| log[&key("beta")] > before).await;
-    }
-    println!("deleting gamma: the finalizer lets the controller delete its copy first");
-    cms.delete("gamma", &DeleteParams::default())
+    ctx.wait_until(&key("beta"), || async {
+        configmaps.get("beta-greeting").await.is_ok()
+    })
+    .await;
+
+    println!("changing alpha's message: its ConfigMap follows, Ready observes generation 2");
+    let first_transition = greetings
+        .get("alpha")
+        .await
+        .expect("alpha")
+        .ready()
+        .cloned();
+    let patch = Patch::Merge(json!({"spec": {"message": "hello again"}}));
+    greetings
+        .patch("alpha", &PatchParams::default(), &patch)
+        .await
+        .expect("patched");
+    ctx.wait_until(&key("alpha"), || async {
+        let g = greetings.get("alpha").await.expect("alpha");
+        g.ready().and_then(|c| c.observed_generation) == g.generation()
+    })
+    .await;
+    let alpha = greetings.get("alpha").await.expect("alpha");
+    let alpha_transition_kept = first_transition.zip(alpha.ready()).is_some_and(|(a, b)| {
+        a.last_transition_time == b.last_transition_time
+            && a.observed_generation != b.observed_generation
+    });
+
+    println!("deleting gamma: the finalizer lets the controller delete its ConfigMap first");
+    greetings
+        .delete("gamma", &DeleteParams::default())
         .await
         .expect("deleted");
     let cleaned = format!("{} cleaned up", key("gamma"));
     ctx.wait_for(|log| log.contains_key(&cleaned)).await;
-    let gamma_gone = cms.get("gamma").await.is_err_and(|e| e.is_not_found());
+    let gamma_gone = greetings
+        .get("gamma")
+        .await
+        .is_err_and(|e| e.is_not_found());
     stop.cancel();
     task.await.expect("the controller returns");
-    let list = secrets.list(&Default::default()).await.expect("listed");
-    let secrets = list
+
+    let list = configmaps.list(&Default::default()).await.expect("listed");
+    let config_maps = list
         .items
         .iter()
-        .map(|s| {
-            let owner = s
-                .metadata
-                .owner_references
-                .iter()
-                .flatten()
-                .map(|o| o.name.clone())
-                .next();
-            (
-                s.metadata.name.clone().unwrap_or_default(),
-                owner.unwrap_or_default(),
-            )
+        .filter_map(|cm| {
+            let owner = cm.controller_owner()?.name.to_string();
+            let message = cm.data.as_ref()?.get("message")?.clone();
+            Some((cm.name().to_string(), (owner, message)))
+        })
+        .collect();
+    let list = greetings.list(&Default::default()).await.expect("listed");
+    let ready = list
+        .items
+        .iter()
+        .filter_map(|g| {
+            let c = g.ready()?;
+            let seen = (c.status.clone(), c.reason.clone(), c.observed_generation);
+            Some((
+                g.name().to_string(),
+                (seen.0, seen.1, seen.2, g.generation()),
+            ))
         })
         .collect();
     Summary {
         namespace: ns,
         reconciled: ctx.reconciled(),
-        secrets,
+        config_maps,
+        ready,
+        alpha_transition_kept,
         gamma_gone,
     }
 }
@@ -290,13 +435,15 @@ async fn main() {
     {
         Some(path) => {
             let config = Config::from_kubeconfig_file(path).expect("a readable kubeconfig");
+            let client = Client::new(config).expect("a client");
+            ensure_crd(&client).await.expect("the Greeting CRD");
             let stop = CancellationToken::new();
             let s = stop.clone();
             tokio::spawn(async move {
                 let _ = tokio::signal::ctrl_c().await;
                 s.cancel();
             });
-            run(Client::new(config).expect("a client"), stop, |_| {}).await;
+            run(client, stop, |_| {}).await;
         }
         None => println!("{:#?}", demo().await),
     }

@@ -25,7 +25,7 @@ use crate::cache::{informer_of, ObjectCache, Storage};
 use crate::enqueue::Enqueue;
 use crate::error::ControllerError;
 use crate::error_policy::ErrorPolicy;
-use crate::metrics::{ControllerMetrics, ControllerMetricsProvider};
+use crate::metrics::{self, ControllerMetrics, ControllerMetricsProvider};
 use crate::names::NameClaim;
 use crate::predicate::{all_accept, Event, Predicate};
 use crate::read_your_writes::WriteTracker;
@@ -518,8 +518,13 @@ impl<K: Resource + Object> Controller<K> {
             .rate_limiter
             .take()
             .unwrap_or_else(|| Box::new(default_controller_rate_limiter()));
+        let metrics = metrics::provider_for(config.metrics.as_ref());
+        let queue_config = QueueConfig {
+            metrics_provider: metrics.workqueue_metrics(),
+            ..QueueConfig::named(&name)
+        };
         let queue = RateLimitingQueue::wrap(
-            Queue::with_ordering(ByPriority::default(), QueueConfig::named(&name)),
+            Queue::with_ordering(ByPriority::default(), queue_config),
             limiter,
         );
         let cx = SourceContext {
@@ -585,7 +590,7 @@ impl<K: Resource + Object> Controller<K> {
 
         tracing::info!(controller = %name, workers = config.concurrency, "caches synced; starting workers");
         let runner = Arc::new(Runner {
-            metrics: ControllerMetrics::new(&name, config.metrics.as_ref(), config.concurrency),
+            metrics: ControllerMetrics::new(&name, &*metrics, config.concurrency),
             name: name.as_str().into(),
             cache: primary,
             queue: queue.clone(),

@@ -2,10 +2,13 @@
 //! provider trait: nothing by default, Prometheus with the `prometheus` feature
 //! ([`PrometheusControllerMetrics`](crate::PrometheusControllerMetrics)), or your own. The
 //! controller's workqueue reports kcache-workqueue's `workqueue_*` metrics under the
-//! controller's name through that crate's provider.
+//! controller's name, through the provider's
+//! [`workqueue_metrics`](ControllerMetricsProvider::workqueue_metrics) or else that crate's
+//! global one.
 
 use std::sync::{Arc, OnceLock};
 
+use kcache_workqueue::MetricsProvider;
 pub use kcache_workqueue::{CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric};
 
 /// Makes one controller's metrics; each method gets the controller's name (the `controller`
@@ -28,6 +31,12 @@ pub trait ControllerMetricsProvider: Send + Sync {
     fn max_concurrent_reconciles(&self, controller: &str) -> Arc<dyn SettableGaugeMetric>;
     /// `controller_runtime_active_workers`.
     fn active_workers(&self, controller: &str) -> Arc<dyn GaugeMetric>;
+    /// Where the controller's workqueue (named after the controller) reports its `workqueue_*`
+    /// metrics. `None`, the default: kcache-workqueue's global provider
+    /// ([`kcache_workqueue::set_provider`]), if any.
+    fn workqueue_metrics(&self) -> Option<Arc<dyn MetricsProvider>> {
+        None
+    }
 }
 
 static GLOBAL: OnceLock<Arc<dyn ControllerMetricsProvider>> = OnceLock::new();
@@ -83,6 +92,15 @@ impl ControllerMetricsProvider for NoopControllerMetrics {
     }
 }
 
+/// The provider of a controller: its own, else the global one, else none.
+pub(crate) fn provider_for(
+    own: Option<&Arc<dyn ControllerMetricsProvider>>,
+) -> Arc<dyn ControllerMetricsProvider> {
+    own.or(GLOBAL.get())
+        .cloned()
+        .unwrap_or_else(|| Arc::new(NoopControllerMetrics))
+}
+
 /// One controller's metrics, made once when it starts.
 pub(crate) struct ControllerMetrics {
     pub success: Arc<dyn CounterMetric>,
@@ -98,14 +116,8 @@ pub(crate) struct ControllerMetrics {
 }
 
 impl ControllerMetrics {
-    /// The metrics of `controller` from `own`, else the global provider, else none.
-    pub fn new(
-        controller: &str,
-        own: Option<&Arc<dyn ControllerMetricsProvider>>,
-        concurrency: usize,
-    ) -> Self {
-        let noop: Arc<dyn ControllerMetricsProvider> = Arc::new(NoopControllerMetrics);
-        let p = own.or(GLOBAL.get()).unwrap_or(&noop);
+    /// The metrics of `controller` from `p` (see [`provider_for`]).
+    pub fn new(controller: &str, p: &dyn ControllerMetricsProvider, concurrency: usize) -> Self {
         p.max_concurrent_reconciles(controller)
             .set(concurrency as f64);
         ControllerMetrics {

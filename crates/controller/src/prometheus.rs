@@ -1,5 +1,5 @@
 //! Prometheus adapter for the controller metrics (feature `prometheus`), with
-//! controller-runtime's names and labels.
+//! controller-runtime's names and labels, its workqueue metrics included.
 
 use std::sync::Arc;
 
@@ -8,14 +8,21 @@ use prometheus::{
     Registry,
 };
 
+use kcache_workqueue::MetricsProvider;
+
 use crate::metrics::{
     ControllerMetricsProvider, CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric,
 };
+use crate::prometheus_workqueue::PrometheusWorkqueueMetrics;
 
 /// Every controller's metrics as Prometheus vectors labelled `controller`, registered in one
-/// [`Registry`] (the one a manager serves on `/metrics`).
+/// [`Registry`] (the one a manager serves on `/metrics`): the `controller_runtime_*` families
+/// and, as controller-runtime registers them, the controllers' `workqueue_*` families, labelled
+/// `name` and `controller`, the depth also by `priority` (so do not register kcache-workqueue's
+/// `PrometheusMetricsProvider` in the same registry: both name their families `workqueue_*`).
 #[derive(Clone)]
 pub struct PrometheusControllerMetrics {
+    workqueue: PrometheusWorkqueueMetrics,
     total: IntCounterVec,
     errors: IntCounterVec,
     terminal: IntCounterVec,
@@ -31,11 +38,13 @@ fn counter(name: &str, help: &str) -> prometheus::Result<IntCounterVec> {
 }
 
 impl PrometheusControllerMetrics {
-    /// Creates the `controller_runtime_*` vectors and registers them in `registry`.
+    /// Creates the `controller_runtime_*` and `workqueue_*` vectors and registers them in
+    /// `registry`.
     pub fn new(registry: &Registry) -> prometheus::Result<Self> {
         // controller-runtime's reconcile-time buckets: 5 ms up to about 60 s.
         let buckets = exponential_buckets(0.005, 2.0, 14)?;
         let p = PrometheusControllerMetrics {
+            workqueue: PrometheusWorkqueueMetrics::new(registry)?,
             total: IntCounterVec::new(
                 Opts::new(
                     "controller_runtime_reconcile_total",
@@ -148,5 +157,8 @@ impl ControllerMetricsProvider for PrometheusControllerMetrics {
     }
     fn active_workers(&self, controller: &str) -> Arc<dyn GaugeMetric> {
         Arc::new(Gauge(self.active.with_label_values(&[controller])))
+    }
+    fn workqueue_metrics(&self) -> Option<Arc<dyn MetricsProvider>> {
+        Some(Arc::new(self.workqueue.clone()))
     }
 }

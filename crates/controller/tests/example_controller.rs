@@ -1,29 +1,57 @@
-//! Runs `examples/controller.rs`'s demo on the embedded server: every labelled ConfigMap gets its
-//! owned Secret, the unlabelled one is ignored, a deleted Secret is put back, and a deleted
-//! ConfigMap's Secret is deleted by the finalizer's cleanup before the ConfigMap goes.
+//! Runs `examples/controller.rs`'s demo on the embedded server: every labelled Greeting gets its
+//! owned ConfigMap and a `Ready` condition, the unlabelled one is ignored, a deleted ConfigMap is
+//! put back, a changed message reaches the ConfigMap and the condition's observedGeneration (its
+//! lastTransitionTime kept), and a deleted Greeting's ConfigMap is deleted by the finalizer's
+//! cleanup before the Greeting goes.
 
 #[allow(dead_code)]
 #[path = "../examples/controller.rs"]
 mod example;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_example_converges_repairs_a_deleted_secret_and_cleans_up() {
-    let s = example::demo().await;
-    // The controller's copies (a full cluster also holds the ServiceAccount's token Secret).
-    let owners: Vec<(&str, &str)> = s
-        .secrets
+async fn the_example_converges_repairs_a_deleted_configmap_sets_ready_and_cleans_up() {
+    // A guard, not a timing rule: a demo that stops converging fails instead of hanging.
+    let s = tokio::time::timeout(std::time::Duration::from_secs(300), example::demo())
+        .await
+        .expect("the demo converges");
+    // The controller's ConfigMaps (a full cluster also holds each namespace's root-CA ConfigMap,
+    // which has no controller).
+    let owned: Vec<(&str, &str, &str)> = s
+        .config_maps
         .iter()
-        .filter(|(k, _)| k.ends_with("-copy"))
-        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .map(|(k, (owner, message))| (k.as_str(), owner.as_str(), message.as_str()))
         .collect();
     assert_eq!(
-        owners,
-        [("alpha-copy", "alpha"), ("beta-copy", "beta")],
-        "gamma-copy deleted by the cleanup: {s:?}"
+        owned,
+        [
+            ("alpha-greeting", "alpha", "hello again"),
+            ("beta-greeting", "beta", "hello from beta")
+        ],
+        "gamma-greeting deleted by the cleanup: {s:?}"
+    );
+    let ready = |name: &str| s.ready.get(name).cloned();
+    let true_at = |generation: i64| {
+        Some((
+            "True".to_string(),
+            "ConfigMapApplied".to_string(),
+            Some(generation),
+            Some(generation),
+        ))
+    };
+    assert_eq!(
+        ready("alpha"),
+        true_at(2),
+        "the changed spec observed: {s:?}"
+    );
+    assert_eq!(ready("beta"), true_at(1), "{s:?}");
+    assert_eq!(ready("ignored"), None, "{s:?}");
+    assert!(
+        s.alpha_transition_kept,
+        "a condition whose status stays keeps its lastTransitionTime: {s:?}"
     );
     assert!(
         s.reconciled.keys().all(|k| !k.ends_with("/ignored")),
-        "the predicate keeps the unlabelled ConfigMap out: {s:?}"
+        "the predicate keeps the unlabelled Greeting out: {s:?}"
     );
     assert!(
         s.gamma_gone,

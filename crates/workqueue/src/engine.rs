@@ -304,7 +304,7 @@ where
                         priority,
                     };
                     items.clean -= 1;
-                    self.metric(|m| m.add(item.as_ref()));
+                    self.metric(|m| m.add(item.as_ref(), priority));
                     self.push(&mut order, item.into_owned(), priority)
                 };
                 drop(shard);
@@ -322,6 +322,7 @@ where
                             .pending
                             .raise(item.as_ref(), old, priority);
                     }
+                    self.metric(|m| m.raise(item.as_ref(), priority));
                 }
                 return;
             }
@@ -330,7 +331,7 @@ where
                 flags: flags | DIRTY,
                 priority,
             };
-            self.metric(|m| m.add(item.as_ref()));
+            self.metric(|m| m.add(item.as_ref(), priority));
             return;
         }
         let waker = {
@@ -339,7 +340,7 @@ where
             if self.shutting_down.load(Ordering::Relaxed) {
                 return;
             }
-            self.metric(|m| m.add(item.as_ref()));
+            self.metric(|m| m.add(item.as_ref(), priority));
             self.push(&mut order, item.as_ref().clone(), priority)
         };
         // A getter that pops the item waits for this shard lock to mark it processing.

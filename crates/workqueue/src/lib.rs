@@ -11,7 +11,8 @@
 //! - [`RateLimitingQueue`] and the [`RateLimiter`]s: `AddRateLimited`, `Forget`, `NumRequeues`,
 //!   over any delaying queue.
 //! - [`MetricsProvider`]: the seven `workqueue_*` metrics of a named queue
-//!   ([`PrometheusMetricsProvider`] with feature `prometheus`).
+//!   ([`PrometheusMetricsProvider`] with feature `prometheus`); a priority queue reports its depth
+//!   per priority to a provider that offers [`DepthMetricWithPriority`] (controller-runtime's).
 //! - [`parallelize_until`]: client-go's `ParallelizeUntil`.
 //! - [`PriorityQueue`]: controller-runtime's priority queue.
 
@@ -36,8 +37,9 @@ pub use limiters::{
     ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter,
 };
 pub use metrics::{
-    set_provider, CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider,
-    NoopMetricsProvider, SettableGaugeMetric, DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD,
+    set_provider, CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric,
+    MetricsProvider, NoopMetricsProvider, SettableGaugeMetric,
+    DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD,
 };
 pub use ordering::{ByPriority, Fifo, QueueOrdering};
 pub use parallelize::{parallelize_until, ParallelizeError, PiecePanic};

@@ -37,6 +37,15 @@ pub trait HistogramMetric: Send + Sync {
     fn observe(&self, value: f64);
 }
 
+/// The depth of a priority-ordered queue per priority (controller-runtime's
+/// `DepthMetricWithPriority`): how many items of each priority are waiting to be handed out.
+pub trait DepthMetricWithPriority: Send + Sync {
+    /// Adds one at `priority`.
+    fn inc(&self, priority: i32);
+    /// Subtracts one at `priority`.
+    fn dec(&self, priority: i32);
+}
+
 /// Makes the metrics of one named queue (client-go `MetricsProvider`). Each method gets the
 /// queue's name, which exporters use as the `name` label.
 pub trait MetricsProvider: Send + Sync {
@@ -57,6 +66,16 @@ pub trait MetricsProvider: Send + Sync {
     ) -> Arc<dyn SettableGaugeMetric>;
     /// `workqueue_retries_total`: every `add_after` (and so every `add_rate_limited`).
     fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric>;
+    /// `workqueue_depth` per priority, for a queue ordered by priority
+    /// ([`ByPriority`](crate::ByPriority)): controller-runtime's `MetricsProviderWithPriority`.
+    /// Such a queue reports its depth here instead of [`new_depth_metric`](Self::new_depth_metric)
+    /// when this returns a metric; `None` (the default) keeps one depth for all priorities.
+    fn new_depth_metric_with_priority(
+        &self,
+        _name: &str,
+    ) -> Option<Arc<dyn DepthMetricWithPriority>> {
+        None
+    }
 }
 
 /// A provider whose metrics do nothing (client-go `noopMetricsProvider`).
@@ -123,23 +142,52 @@ pub(crate) fn provider_for(
 /// How often unfinished-work and longest-running gauges are refreshed, as in client-go.
 pub const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
+/// Where a queue's depth goes: one gauge, or one per priority.
+enum Depth {
+    Total(Arc<dyn GaugeMetric>),
+    ByPriority(Arc<dyn DepthMetricWithPriority>),
+}
+
+impl Depth {
+    fn inc(&self, priority: i32) {
+        match self {
+            Depth::Total(g) => g.inc(),
+            Depth::ByPriority(g) => g.inc(priority),
+        }
+    }
+
+    fn dec(&self, priority: i32) {
+        match self {
+            Depth::Total(g) => g.dec(),
+            Depth::ByPriority(g) => g.dec(priority),
+        }
+    }
+}
+
 /// One named queue's metrics and the per-item times they need; lives under the queue's lock.
 pub(crate) struct QueueMetrics<T> {
-    depth: Arc<dyn GaugeMetric>,
+    depth: Depth,
     adds: Arc<dyn CounterMetric>,
     latency: Arc<dyn HistogramMetric>,
     work_duration: Arc<dyn HistogramMetric>,
     unfinished_work_seconds: Arc<dyn SettableGaugeMetric>,
     longest_running_processor: Arc<dyn SettableGaugeMetric>,
     pub(crate) retries: Arc<dyn CounterMetric>,
-    added_at: HashMap<T, Instant, Hasher>,
+    /// Dirty items: when each was first added and the priority it counts at in the depth.
+    added_at: HashMap<T, (Instant, i32), Hasher>,
     processing_since: HashMap<T, Instant, Hasher>,
 }
 
 impl<T: Hash + Eq + Clone> QueueMetrics<T> {
-    pub(crate) fn new(name: &str, p: &dyn MetricsProvider) -> Self {
+    /// `by_priority`: the queue orders by priority, so its depth is reported per priority if
+    /// the provider can.
+    pub(crate) fn new(name: &str, p: &dyn MetricsProvider, by_priority: bool) -> Self {
+        let depth = by_priority
+            .then(|| p.new_depth_metric_with_priority(name))
+            .flatten()
+            .map_or_else(|| Depth::Total(p.new_depth_metric(name)), Depth::ByPriority);
         QueueMetrics {
-            depth: p.new_depth_metric(name),
+            depth,
             adds: p.new_adds_metric(name),
             latency: p.new_latency_metric(name),
             work_duration: p.new_work_duration_metric(name),
@@ -151,22 +199,38 @@ impl<T: Hash + Eq + Clone> QueueMetrics<T> {
         }
     }
 
-    /// An add that made the item dirty (collapsed adds are not counted).
-    pub(crate) fn add(&mut self, item: &T) {
+    /// An add that made the item dirty, at `priority` (collapsed adds are not counted).
+    pub(crate) fn add(&mut self, item: &T, priority: i32) {
         self.adds.inc();
-        self.depth.inc();
+        self.depth.inc(priority);
         if !self.added_at.contains_key(item) {
-            self.added_at.insert(item.clone(), Instant::now());
+            self.added_at
+                .insert(item.clone(), (Instant::now(), priority));
+        }
+    }
+
+    /// A dirty item was added again with a higher priority: its depth moves there.
+    pub(crate) fn raise(&mut self, item: &T, to: i32) {
+        if let Some((_, priority)) = self.added_at.get_mut(item) {
+            if to > *priority {
+                self.depth.dec(*priority);
+                self.depth.inc(to);
+                *priority = to;
+            }
         }
     }
 
     pub(crate) fn get(&mut self, item: &T) {
         let now = Instant::now();
-        self.depth.dec();
         self.processing_since.insert(item.clone(), now);
-        if let Some(at) = self.added_at.remove(item) {
-            self.latency.observe((now - at).as_secs_f64());
-        }
+        let priority = match self.added_at.remove(item) {
+            Some((at, priority)) => {
+                self.latency.observe((now - at).as_secs_f64());
+                priority
+            }
+            None => 0,
+        };
+        self.depth.dec(priority);
     }
 
     pub(crate) fn done(&mut self, item: &T) {

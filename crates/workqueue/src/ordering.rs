@@ -34,6 +34,11 @@ pub trait QueueOrdering<T>: Send + 'static {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Whether items are handed out by priority, so a queue with metrics reports its depth per
+    /// priority ([`MetricsProvider::new_depth_metric_with_priority`](crate::MetricsProvider)).
+    fn by_priority(&self) -> bool {
+        false
+    }
 }
 
 /// First in, first out: client-go's `DefaultQueue`, the ordering of a plain
@@ -116,5 +121,9 @@ impl<T: Hash + Eq + Clone + Send + 'static> QueueOrdering<T> for ByPriority<T> {
 
     fn len(&self) -> usize {
         self.order.len()
+    }
+
+    fn by_priority(&self) -> bool {
+        true
     }
 }

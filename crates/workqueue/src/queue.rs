@@ -55,7 +55,8 @@ impl QueueConfig {
         } else {
             metrics::provider_for(self.metrics_provider.as_ref())
         };
-        let queue_metrics = provider.map(|p| QueueMetrics::new(&self.name, &*p));
+        let by_priority = ordering.by_priority();
+        let queue_metrics = provider.map(|p| QueueMetrics::new(&self.name, &*p, by_priority));
         let has_metrics = queue_metrics.is_some();
         let engine = Arc::new(Engine::new(ordering, queue_metrics));
         if has_metrics {

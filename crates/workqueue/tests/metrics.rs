@@ -1,12 +1,12 @@
 //! client-go's TestMetrics under paused tokio time, plus the rule that unnamed queues have none.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use kcache_workqueue::{
-    CounterMetric, DelayingQueue, GaugeMetric, HistogramMetric, MetricsProvider, Queue,
-    QueueConfig, SettableGaugeMetric,
+    CounterMetric, DelayingQueue, DepthMetricWithPriority, GaugeMetric, HistogramMetric,
+    MetricsProvider, PriorityQueue, Queue, QueueConfig, SettableGaugeMetric,
 };
 use parking_lot::Mutex;
 
@@ -64,7 +64,27 @@ impl HistogramMetric for Metric {
 }
 
 #[derive(Clone, Default)]
-struct Provider(Arc<Recorder>);
+struct Provider(Arc<Recorder>, Option<PriorityDepth>);
+
+/// The depth per priority, when the provider offers it (controller-runtime's
+/// `MetricsProviderWithPriority`).
+#[derive(Clone, Default)]
+struct PriorityDepth(Arc<Mutex<BTreeMap<i32, i64>>>);
+
+impl DepthMetricWithPriority for PriorityDepth {
+    fn inc(&self, priority: i32) {
+        *self.0.lock().entry(priority).or_default() += 1;
+    }
+    fn dec(&self, priority: i32) {
+        *self.0.lock().entry(priority).or_default() -= 1;
+    }
+}
+
+impl PriorityDepth {
+    fn values(&self) -> Vec<(i32, i64)> {
+        self.0.lock().iter().map(|(p, n)| (*p, *n)).collect()
+    }
+}
 
 impl Provider {
     fn metric(&self, kind: &'static str) -> Arc<Metric> {
@@ -113,6 +133,11 @@ impl MetricsProvider for Provider {
     }
     fn new_retries_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
         self.metric("retries")
+    }
+    fn new_depth_metric_with_priority(&self, _: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
+        self.1
+            .clone()
+            .map(|d| Arc::new(d) as Arc<dyn DepthMetricWithPriority>)
     }
 }
 
@@ -172,6 +197,60 @@ async fn metrics() {
     q.done(&i);
     assert_eq!(mp.last("duration"), 0.001);
     assert_eq!(mp.count("duration"), 2);
+}
+
+/// controller-runtime's priority queue metrics: the depth of ready items per priority, moved
+/// when a waiting item is raised; a FIFO queue keeps the one depth gauge.
+#[tokio::test(start_paused = true)]
+async fn a_priority_queue_reports_its_depth_per_priority() {
+    let depth = PriorityDepth::default();
+    let mp = Provider(Default::default(), Some(depth.clone()));
+    let q = PriorityQueue::with_ordering(Default::default(), config(&mp, "prio"));
+    q.add_with_priority("a", 0);
+    q.add_with_priority("b", -100);
+    q.add_with_priority("c", -100);
+    q.add_with_priority("b", -100); // collapsed: not counted
+    assert_eq!(depth.values(), [(-100, 2), (0, 1)]);
+    assert_eq!(
+        mp.count("depth"),
+        0,
+        "no total gauge beside the per-priority one"
+    );
+    assert_eq!(mp.last("adds"), 3.0);
+
+    q.add_with_priority("c", 5); // raised: counted at its new priority
+    q.add_with_priority("c", 1); // lower: changes nothing
+    assert_eq!(depth.values(), [(-100, 1), (0, 1), (5, 1)]);
+
+    let c = q.get().await.unwrap();
+    assert_eq!(c, "c");
+    assert_eq!(depth.values(), [(-100, 1), (0, 1), (5, 0)]);
+    q.add_with_priority("c", -100); // while processing: dirty again, at its new priority
+    q.add_with_priority("c", 0); // raised while processing
+    assert_eq!(depth.values(), [(-100, 1), (0, 2), (5, 0)]);
+    q.done(&c); // queued again, already counted
+    assert_eq!(depth.values(), [(-100, 1), (0, 2), (5, 0)]);
+
+    while !q.is_empty() {
+        let i = q.get().await.unwrap();
+        q.done(&i);
+    }
+    assert_eq!(depth.values(), [(-100, 0), (0, 0), (5, 0)]);
+
+    let fifo = Queue::with_config(config(&mp, "fifo"));
+    fifo.add_with_priority("x", -100);
+    assert_eq!(mp.last("depth"), 1.0, "a FIFO queue has one depth gauge");
+    assert_eq!(depth.values(), [(-100, 0), (0, 0), (5, 0)]);
+
+    let plain = Provider::default();
+    let q = PriorityQueue::with_ordering(Default::default(), config(&plain, "plain"));
+    q.add_with_priority("a", 0);
+    q.add_with_priority("b", -100);
+    assert_eq!(
+        plain.last("depth"),
+        2.0,
+        "a provider without per-priority depth gets the total"
+    );
 }
 
 #[tokio::test(start_paused = true)]
