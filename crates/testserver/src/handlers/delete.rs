@@ -180,6 +180,7 @@ fn delete_one(
                 for id in state.resources.remove_crd(&cur) {
                     state.storage.drop_collection(&id);
                 }
+                crate::autoregister::sync(state);
             }
             _ => {}
         }

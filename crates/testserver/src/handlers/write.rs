@@ -7,7 +7,7 @@ use http::StatusCode;
 use kcache_core::{Status, StatusCause};
 use serde_json::{json, Value};
 
-use super::Target;
+use super::{services, Target};
 use crate::fieldmanager::record_update;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
@@ -165,6 +165,9 @@ pub(crate) fn create_stored(
     let res = &t.res;
     check_identity(t, &mut obj)?;
     require_namespace(state, t)?;
+    if services::is_service(res) {
+        services::set_defaults(&mut obj);
+    }
     if obj["metadata"]["resourceVersion"]
         .as_str()
         .is_some_and(|rv| !rv.is_empty())
@@ -218,6 +221,9 @@ pub(crate) fn create_stored(
         }
     }
     initial_status(res, &mut obj);
+    if services::is_service(res) {
+        services::allocate_on_create(state, res, &mut obj)?;
+    }
     for _ in 0..8 {
         let name = match (&explicit_name, &generate) {
             (Some(n), _) => n.clone(),
@@ -240,6 +246,7 @@ pub(crate) fn create_stored(
             Ok(stored) => {
                 if res.api.plural == "customresourcedefinitions" {
                     state.resources.add_crd(&obj);
+                    crate::autoregister::sync(state);
                 }
                 return Ok(stored);
             }
@@ -317,7 +324,10 @@ pub(crate) fn update_stored(
             .get(res, &key)
             .ok_or_else(|| ApiError::not_found(res, name))?;
         let cur = current.value();
-        let (incoming, explicit) = make(&cur)?;
+        let (mut incoming, explicit) = make(&cur)?;
+        if services::is_service(res) && !status_only {
+            services::set_defaults(&mut incoming);
+        }
         if explicit {
             let rv = incoming["metadata"]["resourceVersion"]
                 .as_str()
@@ -340,6 +350,9 @@ pub(crate) fn update_stored(
                 next["status"] = json!({});
             }
             next["status"]["conditions"] = conditions;
+        }
+        if services::is_service(res) {
+            services::check_update(state, res, &cur, &mut next)?;
         }
         if let Some(manager) = updater {
             record_update(res, Some(&cur), &mut next, manager);
