@@ -11,6 +11,7 @@ use serde_json::Value;
 mod behaviour;
 pub(crate) mod builtin;
 mod crd;
+pub(crate) mod crd_versions;
 
 /// Everything the server knows about one served resource.
 #[derive(Debug, Clone)]
