@@ -5,6 +5,7 @@ mod delete;
 pub(crate) mod discovery;
 mod list_body;
 pub(crate) mod meta;
+mod openapi_schemas;
 mod options;
 mod patch;
 mod pod_subresources;
