@@ -6,6 +6,8 @@
 //!   keyed by path;
 //! - `openapi-v2-index.json`: `/openapi/v2` reduced to what kubectl reads from it — every path
 //!   with its operations, and every definition with its `x-kubernetes-group-version-kind`;
+//! - `openapi-v2-definitions.json.gz`: `/openapi/v2`'s definitions (the built-in kinds'
+//!   schemas), compact JSON with sorted keys, gzipped: what `kubectl explain` reads;
 //! - `bootstrap.json`: the objects a fresh server creates at start (namespaces, the default RBAC
 //!   roles and bindings, priority classes, flow-control schemas and levels, `default/kubernetes`),
 //!   with what differs between two starts (uid, resourceVersion, timestamps, managedFields,
@@ -77,6 +79,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     write("discovery.json", &discovery(&kubectl)?)?;
     let openapi = kubectl.json(&["get", "--raw", "/openapi/v2"])?;
     write("openapi-v2-index.json", &openapi_index(&openapi))?;
+    write_gzip(
+        &out.join("openapi-v2-definitions.json.gz"),
+        &serde_json::to_vec(&openapi["definitions"]).map_err(|e| e.to_string())?,
+    )?;
     let mut objects = kubectl.json(&["get", BOOTSTRAP_RESOURCES, "-A", "-o", "json"])?;
     write("bootstrap.json", &bootstrap(&mut objects))?;
     write_text(
@@ -236,6 +242,17 @@ fn write_json(path: &Path, value: &Value, port: &str) -> Result<(), String> {
             "\"targetPort\": 6443\n",
         );
     write_text(path, &format!("{text}\n"))
+}
+
+/// Writes `bytes` gzipped (no file name or time in the header, so the same input gives the
+/// same file).
+fn write_gzip(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write as _;
+    let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
+    gz.write_all(bytes)
+        .and_then(|()| gz.finish())
+        .and_then(|out| std::fs::write(path, out))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn write_text(path: &Path, text: &str) -> Result<(), String> {

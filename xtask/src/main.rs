@@ -14,7 +14,7 @@
 //!   an image, deployed in a kind cluster (default `kcache-e2e`) and checked end to end.
 //! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
 //!   benchmarks); prints the kubeconfig path.
-//! - `discovery-snapshot [--out DIR]`: kube-apiserver 1.20.2's discovery, OpenAPI index and
+//! - `discovery-snapshot [--out DIR]`: kube-apiserver 1.20.2's discovery, OpenAPI index, definitions and
 //!   bootstrap objects, written as kcache-testserver's reference data.
 //! - `soak [reflector | leaderelection | sharding] [SEEDS]`: a chaos test with many seeds, in release mode.
 //! - `fuzz [--seconds N] [TARGET...]`: each fuzz target of `fuzz/` run with cargo-fuzz for a

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod autoregister;
 mod bootstrap;
 mod config;
 mod error;

@@ -96,6 +96,7 @@ impl TestServer {
                 .create_as(&resource, object, SELF_MANAGER)
                 .map_err(|s| Error::Request(s.to_string()))?;
         }
+        crate::autoregister::sync(&server.state);
         server.listen(listener);
         Ok(server)
     }

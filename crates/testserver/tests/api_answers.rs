@@ -194,3 +194,116 @@ async fn pods_on_no_node_answer_as_the_real_server() {
     let got = c.client().get(&format!("{base}/p")).await.unwrap();
     assert_eq!(got.body["spec"]["nodeName"], "n1");
 }
+
+#[tokio::test]
+async fn services_are_defaulted_and_given_addresses_and_ports() {
+    let c = cluster().await;
+    let ns = c.create_namespace("services").await.unwrap();
+    let base = format!("/api/v1/namespaces/{ns}/services");
+    let create = |name: &str, spec: serde_json::Value| {
+        let (c, base) = (&c, &base);
+        let body = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": spec});
+        async move {
+            let r = c.client().post(base, &body).await.unwrap();
+            assert_eq!(r.status, 201, "{}", r.body);
+            r.body
+        }
+    };
+    let plain = create(
+        "plain",
+        json!({"ports": [{"port": 80}], "selector": {"a": "b"}}),
+    )
+    .await;
+    let spec = &plain["spec"];
+    assert_eq!(spec["type"], "ClusterIP");
+    assert_eq!(spec["sessionAffinity"], "None");
+    assert_eq!(spec["ports"][0]["protocol"], "TCP");
+    assert_eq!(spec["ports"][0]["targetPort"], 80);
+    let ip = spec["clusterIP"].as_str().unwrap().to_string();
+    assert!(ip.starts_with("10.0.0."), "{ip}");
+    assert_eq!(spec["clusterIPs"], json!([ip]));
+    assert_eq!(plain["status"], json!({"loadBalancer": {}}));
+    assert!(spec.get("externalTrafficPolicy").is_none(), "{spec}");
+
+    let node_port = create(
+        "np",
+        json!({"type": "NodePort", "ports": [{"port": 80, "targetPort": "http"}]}),
+    )
+    .await;
+    let port = node_port["spec"]["ports"][0]["nodePort"].as_u64().unwrap();
+    assert!((30000..=32767).contains(&port), "{port}");
+    assert_eq!(node_port["spec"]["ports"][0]["targetPort"], "http");
+    assert_eq!(node_port["spec"]["externalTrafficPolicy"], "Cluster");
+    assert_ne!(node_port["spec"]["clusterIP"], ip.as_str());
+
+    let headless = create(
+        "headless",
+        json!({"clusterIP": "None", "ports": [{"port": 80}]}),
+    )
+    .await;
+    assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));
+    let external = create(
+        "external",
+        json!({"type": "ExternalName", "externalName": "example.com"}),
+    )
+    .await;
+    assert!(external["spec"].get("clusterIP").is_none(), "{external}");
+    assert_eq!(external["status"], json!({"loadBalancer": {}}));
+
+    // An address in use is refused, as the allocator refuses it.
+    let taken =
+        json!({"metadata": {"name": "taken"}, "spec": {"clusterIP": ip, "ports": [{"port": 80}]}});
+    let r = c.client().post(&base, &taken).await.unwrap();
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(r.body["details"]["causes"][0]["field"], "spec.clusterIPs");
+
+    // Several ports need names.
+    let patch = json!({"spec": {"ports": [{"name": "new", "port": 8080}]}});
+    let path = format!("{base}/plain");
+    let strategic = "application/strategic-merge-patch+json";
+    let r = c.client().patch(&path, strategic, &patch).await.unwrap();
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        "spec.ports[1].name"
+    );
+
+    // A strategic merge patch adds a port (merged by `port`, new ones first), keeping the
+    // address.
+    let named = json!({"spec": {"ports": [{"name": "web", "port": 80}]}});
+    let r = c.client().patch(&path, strategic, &named).await.unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = c.client().patch(&path, strategic, &patch).await.unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    let ports: Vec<_> = r.body["spec"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["name"].clone(),
+                p["port"].clone(),
+                p["targetPort"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ports,
+        [
+            (json!("new"), json!(8080), json!(8080)),
+            (json!("web"), json!(80), json!(80))
+        ]
+    );
+    assert_eq!(r.body["spec"]["clusterIP"], ip.as_str());
+
+    // 1.20.2 does not carry the address over an update that leaves it out.
+    let mut update = r.body.clone();
+    update["spec"].as_object_mut().unwrap().remove("clusterIP");
+    update["spec"].as_object_mut().unwrap().remove("clusterIPs");
+    let r = c.client().put(&path, &update).await.unwrap();
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        "spec.clusterIPs[0]"
+    );
+}

@@ -1,6 +1,7 @@
 //! The resources every cluster has and clients touch: the default namespaces and
 //! `default/kubernetes` Service, nodes, service accounts with `/token`, token reviews, jobs
-//! and cronjobs, RBAC, CSRs with `/approval`, component statuses and API services. Run
+//! and cronjobs, RBAC, CSRs with `/approval`, component statuses and API services (the local
+//! ones the server registers, and one a client registers). Run
 //! against both servers like every conformance suite.
 
 use crate::common;
@@ -316,7 +317,7 @@ async fn certificate_signing_requests_are_approved() {
 }
 
 #[tokio::test]
-async fn component_statuses_and_api_services_are_read_only_views() {
+async fn component_statuses_are_a_view_and_api_services_are_registered() {
     let c = cluster().await;
     let cs = c.client().get("/api/v1/componentstatuses").await.unwrap();
     assert_eq!(cs.status, 200, "{}", cs.body);
@@ -373,4 +374,39 @@ async fn component_statuses_and_api_services_are_read_only_views() {
         (&available["type"], &available["status"]),
         (&json!("Available"), &json!("True"))
     );
+    assert_eq!(
+        apps["metadata"]["labels"]["kube-aggregator.kubernetes.io/automanaged"],
+        "onstart"
+    );
+
+    // A client registers an aggregated API (nothing serves it, which the server does not
+    // check at creation); registering it again is a 409 worded as the real server's.
+    let ns = c.create_namespace("apiservice").await.unwrap();
+    let name = format!("v1alpha1.{ns}.example.com");
+    let path = "/apis/apiregistration.k8s.io/v1/apiservices";
+    let api_service = json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": name},
+        "spec": {"insecureSkipTLSVerify": true, "group": format!("{ns}.example.com"), "version": "v1alpha1",
+                 "groupPriorityMinimum": 1000, "versionPriority": 15,
+                 "service": {"name": "api", "namespace": ns}}});
+    let made = created(&c, path, api_service.clone()).await;
+    assert_eq!(made["spec"]["service"]["name"], "api");
+    let read = c.client().get(&format!("{path}/{name}")).await.unwrap();
+    assert_eq!(read.status, 200, "{}", read.body);
+    let again = c.client().post(path, &api_service).await.unwrap();
+    assert_eq!(again.status, 409, "{}", again.body);
+    assert_eq!(
+        again.body,
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+               "message": format!("apiservices.apiregistration.k8s.io \"{name}\" already exists"),
+               "reason": "AlreadyExists",
+               "details": {"name": name, "group": "apiregistration.k8s.io", "kind": "apiservices"},
+               "code": 409})
+    );
+    let listed = c.client().get(path).await.unwrap();
+    assert!(names(&listed.body).contains(&name), "{}", listed.body);
+    let gone = c.client().delete(&format!("{path}/{name}")).await.unwrap();
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    let after = c.client().get(&format!("{path}/{name}")).await.unwrap();
+    assert_eq!(after.status, 404, "{}", after.body);
 }

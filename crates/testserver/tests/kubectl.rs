@@ -1,6 +1,6 @@
 //! kubectl (the machine's, v1.32 here) against the cluster: get, get -w, create -f, apply,
-//! label, patch, delete. Skipped with a printed reason when kubectl is not installed, except
-//! under `CI=true`, where CI provides kubectl and its absence fails the test.
+//! label, patch, delete, explain. Skipped with a printed reason when kubectl is not installed,
+//! except under `CI=true`, where CI provides kubectl and its absence fails the test.
 
 use crate::common;
 
@@ -159,4 +159,30 @@ async fn kubectl_works_against_the_cluster() {
     }
     let _ = watch.kill();
     let _ = watch.wait();
+}
+
+// `kubectl explain` reads the built-in kinds' schemas (from `/openapi/v3` here, from
+// `/openapi/v2` on 1.20.2): the same fields either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_describes_built_in_kinds() {
+    let Some(bin) = kubectl_path() else {
+        return skip_unless_ci(
+            "kubectl_explain_describes_built_in_kinds",
+            "no kubectl on PATH",
+        );
+    };
+    let c = cluster().await;
+    let home = tempfile::tempdir().unwrap();
+    let k = Kubectl {
+        bin: &bin,
+        kubeconfig: c.kubeconfig_path(),
+        home: home.path(),
+        ns: "default",
+    };
+    let spec = k.run(&["explain", "service.spec"]);
+    for field in ["clusterIP", "sessionAffinity", "ports", "selector"] {
+        assert!(spec.contains(field), "{field} in {spec}");
+    }
+    let strategy = k.run(&["explain", "deployments.spec.strategy", "--recursive"]);
+    assert!(strategy.contains("maxSurge"), "{strategy}");
 }

@@ -117,6 +117,10 @@ async fn partial_object_metadata_for_get_list_patch_and_watch() {
         assert_eq!(item["apiVersion"], "meta.k8s.io/v1");
         assert!(item.get("data").is_none(), "{item}");
     }
+    // An empty one has `items: null`, as the API server writes the nil slice.
+    let none = format!("{}?labelSelector=app%3Dnone", cms(&ns));
+    let empty = json_of(&get(&c, &none, &[("Accept", PARTIAL_LIST)]).await);
+    assert_eq!(empty["items"], Value::Null, "{empty}");
     if !c.is_real() {
         // The real server answers this one in protobuf, which the testserver does not speak.
         let by_client_go = get(&c, &cms(&ns), &[("Accept", accept.as_str())]).await;

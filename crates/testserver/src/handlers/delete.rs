@@ -11,6 +11,7 @@ use super::Target;
 use crate::handlers::meta::now_rfc3339;
 use crate::http::query::{go_quote, Query};
 use crate::http::responses::{json_value, ApiError, ApiResult};
+use crate::resources::crd_versions;
 use crate::state::ServerState;
 use crate::storage::{CommitError, Expect, ListAt};
 
@@ -87,7 +88,7 @@ pub(crate) fn delete(state: &ServerState, t: &Target, q: &Query, body: &[u8]) ->
         ..t.clone()
     };
     let name = t.name.clone().unwrap_or_default();
-    let body = delete_one(state, t, &name, &opts)?;
+    let body = crd_versions::present_value(&t.res, delete_one(state, t, &name, &opts)?);
     Ok(json_value(StatusCode::OK, &body))
 }
 
@@ -180,6 +181,7 @@ fn delete_one(
                 for id in state.resources.remove_crd(&cur) {
                     state.storage.drop_collection(&id);
                 }
+                crate::autoregister::sync(state);
             }
             _ => {}
         }
@@ -222,7 +224,7 @@ pub(crate) fn delete_collection(
             ..t.clone()
         };
         match delete_one(state, &target, &obj.name, &opts) {
-            Ok(v) => items.push(v),
+            Ok(v) => items.push(crd_versions::present_value(&t.res, v)),
             Err(e) if e.status.is_not_found() => {}
             Err(e) => return Err(e),
         }

@@ -179,8 +179,9 @@ fn gv_path(group: &str, version: &str) -> String {
 }
 
 /// `/openapi/v3`: one entry per served group-version. kubectl reads it to learn that the server
-/// validates fields itself (`fieldValidation`), and then skips client-side schema validation —
-/// the documents carry no schemas. `/openapi/v2` stays 404, which kubectl tolerates.
+/// validates fields itself (`fieldValidation`), and then skips client-side schema validation;
+/// `kubectl explain` reads the built-in kinds' schemas from it. `/openapi/v2` stays 404,
+/// which kubectl tolerates.
 pub(crate) fn openapi_v3_root(state: &ServerState) -> ApiResult {
     let mut paths = serde_json::Map::new();
     for r in state.resources.all() {
@@ -194,7 +195,8 @@ pub(crate) fn openapi_v3_root(state: &ServerState) -> ApiResult {
 }
 
 /// `/openapi/v3/{api/v1 | apis/group/version}`: each object path with a PATCH operation that
-/// names its kind and accepts `fieldValidation`.
+/// names its kind and accepts `fieldValidation`, and the schemas of the built-in kinds
+/// ([`super::openapi_schemas`]).
 pub(crate) fn openapi_v3_group_version(state: &ServerState, gv: &str) -> ApiResult {
     let mut paths = serde_json::Map::new();
     for r in state
@@ -214,8 +216,15 @@ pub(crate) fn openapi_v3_group_version(state: &ServerState, gv: &str) -> ApiResu
     if paths.is_empty() {
         return Err(ApiError::no_route());
     }
+    let (group, version) = match gv.split('/').collect::<Vec<_>>()[..] {
+        ["api", version] => ("", version),
+        [_, group, version] => (group, version),
+        _ => return Err(ApiError::no_route()),
+    };
+    let schemas = super::openapi_schemas::schemas_for(group, version);
     Ok(json_value(
         StatusCode::OK,
-        &json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": paths}),
+        &json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": paths,
+                "components": {"schemas": schemas}}),
     ))
 }

@@ -5,12 +5,14 @@ mod delete;
 pub(crate) mod discovery;
 mod list_body;
 pub(crate) mod meta;
+mod openapi_schemas;
 mod options;
 mod patch;
 mod pod_subresources;
 mod read;
 mod reviews;
 mod scale;
+mod services;
 mod strategic;
 mod token;
 mod validation;
@@ -162,14 +164,9 @@ pub(crate) async fn dispatch(
         {
             return pod_subresources::unscheduled(state, &target, s)
         }
-        (None, Special::ApiService, Some(Verb::Create)) => {
-            return views::create_api_service(state, &target, &body)
+        (None, Special::ComponentStatus, Some(v @ (Verb::Get | Verb::List | Verb::Watch))) => {
+            return views::get(&target, v == Verb::Watch)
         }
-        (
-            None,
-            Special::ComponentStatus | Special::ApiService,
-            Some(v @ (Verb::Get | Verb::List | Verb::Watch)),
-        ) => return views::get(state, &target, v == Verb::Watch),
         (None, _, _) => return Err(ApiError::method_not_allowed()),
         (Some(_), _, _) => return Err(ApiError::no_route()),
     }

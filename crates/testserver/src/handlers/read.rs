@@ -13,6 +13,7 @@ use super::options::{forbidden, not_supported, options_invalid};
 use super::Target;
 use crate::http::query::{go_quote, Query};
 use crate::http::responses::{json_response, json_value, ApiError, ApiResult, Body};
+use crate::resources::crd_versions;
 use crate::state::ServerState;
 use crate::storage::{Continue, ListAt, ListError, Page};
 
@@ -26,6 +27,7 @@ pub(crate) fn get(state: &ServerState, t: &Target, q: &Query) -> ApiResult {
         .storage
         .get(&t.res, &t.key())
         .ok_or_else(|| ApiError::not_found(&t.res, name))?;
+    let obj = crd_versions::present(&t.res, obj);
     if q.flag("export") {
         return Ok(json_value(
             StatusCode::OK,
@@ -200,7 +202,12 @@ fn list_response(t: &Target, page: Page) -> Response<Body> {
             t.res.api.api_version()
         )
     });
-    let body = ListBody::new(shell.slice(..at), page.items, type_meta, shell.slice(at..));
+    let items = page
+        .items
+        .into_iter()
+        .map(|o| crd_versions::present(&t.res, o))
+        .collect();
+    let body = ListBody::new(shell.slice(..at), items, type_meta, shell.slice(at..));
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "application/json")

@@ -1,7 +1,9 @@
 //! A simplified strategic merge patch: a JSON merge patch that also merges lists of objects by
-//! their `name` field and understands the `$patch` / `$setElementOrder` / `$retainKeys`
-//! directives well enough for what kubectl sends (directives it does not implement are
-//! dropped). The real server reads merge keys from each type's schema; this server has none.
+//! a merge key and understands the `$patch` / `$setElementOrder` / `$retainKeys` directives
+//! well enough for what kubectl sends (directives it does not implement are dropped). The real
+//! server reads merge keys from each type's schema; this server has none, so it knows the
+//! built-in types' keys that are not `name` by the list's field name ([`merge_key`]) and
+//! merges the other lists whose items all have a `name` by it.
 
 use serde_json::{Map, Value};
 
@@ -31,9 +33,10 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
                 t.remove(k);
             }
             Value::Object(_) => strategic_merge(t.entry(k.clone()).or_insert(Value::Null), v),
-            Value::Array(items) if is_named_list(items) => match t.get_mut(k) {
-                Some(Value::Array(existing)) if is_named_list(existing) => {
-                    merge_named(existing, items)
+            Value::Array(items) if merge_key(k, items).is_some() => match t.get_mut(k) {
+                Some(Value::Array(existing)) if merge_key(k, existing).is_some() => {
+                    let key = merge_key(k, items).expect("checked in the guard");
+                    merge_keyed(existing, items, key)
                 }
                 _ => {
                     t.insert(
@@ -49,30 +52,67 @@ pub(crate) fn strategic_merge(target: &mut Value, patch: &Value) {
     }
 }
 
-fn is_named_list(items: &[Value]) -> bool {
-    !items.is_empty()
+/// The merge key of the list `field` whose items are `items`, when they all carry it: the
+/// built-in types' keys other than `name` (`patchMergeKey` in their Go types), else `name`.
+fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
+    let key = match field {
+        "ports" if items.iter().any(|i| i.get("containerPort").is_some()) => "containerPort",
+        "ports" => "port",
+        "volumeMounts" => "mountPath",
+        "volumeDevices" => "devicePath",
+        "hostAliases" => "ip",
+        "topologySpreadConstraints" => "topologyKey",
+        "conditions" | "addresses" => "type",
+        "ownerReferences" => "uid",
+        _ => "name",
+    };
+    let keyed = !items.is_empty()
         && items
             .iter()
-            .all(|i| i.get("name").is_some_and(Value::is_string))
+            .all(|i| i.get(key).is_some_and(|v| v.is_string() || v.is_number()));
+    keyed.then_some(key)
 }
 
 fn is_delete(item: &Value) -> bool {
     item.get("$patch").and_then(Value::as_str) == Some("delete")
 }
 
-fn merge_named(existing: &mut Vec<Value>, items: &[Value]) {
+/// Merges `items` into `existing` by `key`, in the order the real server's `mergeSlice` leaves
+/// them: the patch's items in the patch's order and the others in theirs, interleaved where
+/// both are in the original list, the patch's first where one is new.
+fn merge_keyed(existing: &mut Vec<Value>, items: &[Value], key: &str) {
+    let original: Vec<Value> = existing.iter().map(|e| e[key].clone()).collect();
+    let mut patched = Vec::new();
     for item in items {
-        let pos = existing
-            .iter()
-            .position(|e| e.get("name") == item.get("name"));
+        let pos = existing.iter().position(|e| e.get(key) == item.get(key));
         match (pos, is_delete(item)) {
             (Some(i), true) => {
                 existing.remove(i);
             }
-            (Some(i), false) => strategic_merge(&mut existing[i], item),
-            (None, false) => existing.push(clean(item)),
+            (Some(i), false) => {
+                let mut merged = existing.remove(i);
+                strategic_merge(&mut merged, item);
+                patched.push(merged);
+            }
+            (None, false) => patched.push(clean(item)),
             (None, true) => {}
         }
+    }
+    let index = |v: &Value| original.iter().position(|o| *o == v[key]);
+    let server_only = std::mem::take(existing);
+    let (mut left, mut right) = (
+        server_only.into_iter().peekable(),
+        patched.into_iter().peekable(),
+    );
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(l), Some(r)) => matches!((index(l), index(r)), (Some(li), Some(ri)) if li < ri),
+        };
+        let next = if take_left { left.next() } else { right.next() };
+        existing.extend(next);
     }
 }
 
@@ -112,5 +152,25 @@ mod tests {
         let mut r = json!({"a": {"x": 1, "y": 2}});
         strategic_merge(&mut r, &json!({"a": {"$patch": "replace", "z": 3}}));
         assert_eq!(r, json!({"a": {"z": 3}}));
+    }
+
+    #[test]
+    fn merges_by_the_types_keys_in_the_servers_order() {
+        let mut svc =
+            json!({"spec": {"ports": [{"name": "a", "port": 80}, {"name": "b", "port": 90}]}});
+        strategic_merge(
+            &mut svc,
+            &json!({"spec": {"ports": [{"name": "new", "port": 8080}, {"port": 90, "name": "b2"}]}}),
+        );
+        assert_eq!(
+            svc["spec"]["ports"],
+            json!([{"name": "new", "port": 8080}, {"name": "a", "port": 80}, {"name": "b2", "port": 90}])
+        );
+        let mut pod = json!({"volumeMounts": [{"name": "v", "mountPath": "/a"}]});
+        strategic_merge(
+            &mut pod,
+            &json!({"volumeMounts": [{"name": "v", "mountPath": "/b"}]}),
+        );
+        assert_eq!(pod["volumeMounts"].as_array().unwrap().len(), 2);
     }
 }

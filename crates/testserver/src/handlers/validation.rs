@@ -96,6 +96,13 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
             if !headless && !ports && spec["type"].as_str() != Some("ExternalName") {
                 causes.push(required("spec.ports", ""));
             }
+            // Several ports need names to tell them apart.
+            let all = spec["ports"].as_array().map_or(&[][..], Vec::as_slice);
+            for (i, p) in all.iter().enumerate().filter(|_| all.len() > 1) {
+                if p["name"].as_str().unwrap_or_default().is_empty() {
+                    causes.push(required(&format!("spec.ports[{i}].name"), ""));
+                }
+            }
         }
         ("apps", "deployments") if !spec["selector"].is_object() => {
             causes.push(required("spec.selector", ""));

@@ -7,12 +7,12 @@ use http::StatusCode;
 use kcache_core::{Status, StatusCause};
 use serde_json::{json, Value};
 
-use super::Target;
+use super::{services, Target};
 use crate::fieldmanager::record_update;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
 use crate::http::responses::{json_response, ApiError, ApiResult};
-use crate::resources::ResourceInfo;
+use crate::resources::{crd_versions, ResourceInfo};
 use crate::state::ServerState;
 use crate::storage::{object_key, CommitError, Expect, Stored};
 
@@ -165,6 +165,10 @@ pub(crate) fn create_stored(
     let res = &t.res;
     check_identity(t, &mut obj)?;
     require_namespace(state, t)?;
+    let mut obj = crd_versions::to_storage(res, obj);
+    if services::is_service(res) {
+        services::set_defaults(&mut obj);
+    }
     if obj["metadata"]["resourceVersion"]
         .as_str()
         .is_some_and(|rv| !rv.is_empty())
@@ -218,6 +222,9 @@ pub(crate) fn create_stored(
         }
     }
     initial_status(res, &mut obj);
+    if services::is_service(res) {
+        services::allocate_on_create(state, res, &mut obj)?;
+    }
     for _ in 0..8 {
         let name = match (&explicit_name, &generate) {
             (Some(n), _) => n.clone(),
@@ -233,15 +240,19 @@ pub(crate) fn create_stored(
             match state.storage.get(res, &key) {
                 Some(_) if explicit_name.is_none() => continue,
                 Some(_) => return Err(ApiError::already_exists(res, &name)),
-                None => return Ok(Arc::new(Stored::new(&obj, 0, &res.fields))),
+                None => {
+                    let stored = Arc::new(Stored::new(&obj, 0, &res.fields));
+                    return Ok(crd_versions::present(res, stored));
+                }
             }
         }
         match state.storage.put(res, &key, Expect::Absent, obj.clone()) {
             Ok(stored) => {
                 if res.api.plural == "customresourcedefinitions" {
                     state.resources.add_crd(&obj);
+                    crate::autoregister::sync(state);
                 }
-                return Ok(stored);
+                return Ok(crd_versions::present(res, stored));
             }
             Err(CommitError::AlreadyExists) if explicit_name.is_none() => continue,
             Err(_) => return Err(ApiError::already_exists(res, &name)),
@@ -317,7 +328,11 @@ pub(crate) fn update_stored(
             .get(res, &key)
             .ok_or_else(|| ApiError::not_found(res, name))?;
         let cur = current.value();
-        let (incoming, explicit) = make(&cur)?;
+        let (incoming, explicit) = make(&crd_versions::present_value(res, cur.clone()))?;
+        let mut incoming = crd_versions::to_storage(res, incoming);
+        if services::is_service(res) && !status_only {
+            services::set_defaults(&mut incoming);
+        }
         if explicit {
             let rv = incoming["metadata"]["resourceVersion"]
                 .as_str()
@@ -341,15 +356,19 @@ pub(crate) fn update_stored(
             }
             next["status"]["conditions"] = conditions;
         }
+        if services::is_service(res) {
+            services::check_update(state, res, &cur, &mut next)?;
+        }
         if let Some(manager) = updater {
             record_update(res, Some(&cur), &mut next, manager);
         }
         invalid_or_ok(res, &next)?;
         if next == cur {
-            return Ok(current);
+            return Ok(crd_versions::present(res, current));
         }
         if t.dry_run {
-            return Ok(Arc::new(Stored::new(&next, current.rv, &res.fields)));
+            let stored = Arc::new(Stored::new(&next, current.rv, &res.fields));
+            return Ok(crd_versions::present(res, stored));
         }
         let deleting = next["metadata"]["deletionTimestamp"].is_string();
         let no_finalizers = next["metadata"]["finalizers"]
@@ -363,7 +382,7 @@ pub(crate) fn update_stored(
             state.storage.put(res, &key, Expect::Rv(current.rv), next)
         };
         match result {
-            Ok(stored) => return Ok(stored),
+            Ok(stored) => return Ok(crd_versions::present(res, stored)),
             Err(CommitError::Conflict) if !explicit => continue,
             Err(CommitError::Conflict) => {
                 return Err(ApiError::conflict(res, name, ApiError::MODIFIED))

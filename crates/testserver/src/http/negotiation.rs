@@ -174,6 +174,11 @@ fn list_to_partial(body: &[u8], version: &str) -> Result<Vec<u8>, ApiError> {
     out.extend_from_slice(version.as_bytes());
     out.extend_from_slice(br#"","metadata":"#);
     out.extend_from_slice(list.metadata.map_or("{}", RawValue::get).as_bytes());
+    if list.items.is_empty() {
+        // The API server's list is a Go slice left nil, which encodes as `null`.
+        out.extend_from_slice(br#","items":null}"#);
+        return Ok(out);
+    }
     out.extend_from_slice(br#","items":["#);
     for (i, item) in list.items.iter().enumerate() {
         if i > 0 {
@@ -329,6 +334,14 @@ mod tests {
         assert_eq!(v["metadata"]["resourceVersion"], "9");
         assert_eq!(v["items"][1]["metadata"]["name"], "b");
         assert_eq!(v["items"][0]["kind"], "PartialObjectMetadata");
+        let empty = br#"{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"9"},"items":[]}"#;
+        let v: serde_json::Value =
+            serde_json::from_slice(&list_to_partial(empty, "v1").unwrap()).unwrap();
+        assert_eq!(
+            v["items"],
+            serde_json::Value::Null,
+            "as kube-apiserver writes it"
+        );
         assert!(v["items"][0].get("data").is_none());
         let f = convert_frame(
             b"{\"type\":\"ADDED\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"a\"},\"data\":{}}}\n",

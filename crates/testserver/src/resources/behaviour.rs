@@ -134,7 +134,6 @@ fn special(group: &str, plural: &str) -> Special {
         ) => Special::AccessReview,
         ("", "bindings") => Special::Binding,
         ("", "componentstatuses") => Special::ComponentStatus,
-        ("apiregistration.k8s.io", "apiservices") => Special::ApiService,
         _ => Special::None,
     }
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 mod behaviour;
 pub(crate) mod builtin;
 mod crd;
+pub(crate) mod crd_versions;
 
 /// Everything the server knows about one served resource.
 #[derive(Debug, Clone)]
@@ -83,8 +84,6 @@ pub enum Special {
     TokenReview,
     /// `v1` ComponentStatus: a read-only view of the control plane's health.
     ComponentStatus,
-    /// `apiregistration.k8s.io/v1` APIService: a read-only view, one per served group/version.
-    ApiService,
     /// `authorization.k8s.io` access and rules reviews: answered by an authorizer that allows
     /// everything, nothing stored.
     AccessReview,

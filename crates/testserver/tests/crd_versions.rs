@@ -1,0 +1,172 @@
+//! CustomResourceDefinitions written as `apiextensions.k8s.io/v1beta1` (as clients of 1.20.2
+//! still do: the Python client's dynamic tests) and read as v1 and v1beta1: one object, each
+//! version's shape and defaults, its custom resources served. Run on both servers.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common::{cluster, names};
+
+const V1: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const V1BETA1: &str = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions";
+
+#[tokio::test]
+async fn a_v1beta1_crd_is_read_as_v1_and_serves_its_resources() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-versions").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let name = format!("gizmos.{group}");
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": name},
+        "spec": {"group": group, "scope": "Namespaced", "version": "v1",
+                 "names": {"plural": "gizmos", "kind": "Gizmo"},
+                 "validation": {"openAPIV3Schema": {"type": "object"}},
+                 "additionalPrinterColumns": [{"name": "Size", "type": "integer", "JSONPath": ".spec.size"}],
+                 "subresources": {"status": {}}}});
+    let r = c.client().post(V1BETA1, &crd).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let spec = &r.body["spec"];
+    assert_eq!(r.body["apiVersion"], "apiextensions.k8s.io/v1beta1");
+    // v1beta1's defaults, and what every version shares kept at the top.
+    assert_eq!(spec["version"], "v1");
+    assert_eq!(
+        spec["versions"],
+        json!([{"name": "v1", "served": true, "storage": true}])
+    );
+    assert_eq!(spec["preserveUnknownFields"], true);
+    assert_eq!(spec["conversion"], json!({"strategy": "None"}));
+    assert_eq!(spec["names"]["listKind"], "GizmoList");
+    assert_eq!(spec["names"]["singular"], "gizmo");
+    assert_eq!(spec["subresources"], json!({"status": {}}));
+    assert_eq!(
+        spec["additionalPrinterColumns"][0]["JSONPath"],
+        ".spec.size"
+    );
+    assert_eq!(r.body["status"]["storedVersions"], json!(["v1"]));
+
+    // The same object as v1: everything per version.
+    let v1 = c.client().get(&format!("{V1}/{name}")).await.unwrap();
+    assert_eq!(v1.status, 200, "{}", v1.body);
+    assert_eq!(v1.body["apiVersion"], "apiextensions.k8s.io/v1");
+    assert_eq!(v1.body["metadata"]["uid"], r.body["metadata"]["uid"]);
+    let version: &Value = &v1.body["spec"]["versions"][0];
+    assert_eq!(
+        version["schema"],
+        json!({"openAPIV3Schema": {"type": "object"}})
+    );
+    assert_eq!(version["subresources"], json!({"status": {}}));
+    assert_eq!(
+        version["additionalPrinterColumns"],
+        json!([{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}])
+    );
+    assert!(v1.body["spec"].get("version").is_none(), "{}", v1.body);
+    let listed = c.client().get(V1BETA1).await.unwrap();
+    assert!(names(&listed.body).contains(&name), "{}", listed.body);
+    let item = listed.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["metadata"]["name"] == name.as_str())
+        .unwrap();
+    assert_eq!(item["spec"]["version"], "v1", "{item}");
+
+    // Its custom resources (the real server serves them once the CRD is established).
+    let base = format!("/apis/{group}/v1/namespaces/{ns}/gizmos");
+    let gizmo = json!({"apiVersion": format!("{group}/v1"), "kind": "Gizmo", "metadata": {"name": "g"}, "spec": {}});
+    let mut created = None;
+    for _ in 0..100 {
+        let r = c.client().post(&base, &gizmo).await.unwrap();
+        if r.status == 201 {
+            created = Some(r.body);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(created.is_some(), "the CRD's resource gets served");
+    let st = c
+        .client()
+        .patch(
+            &format!("{base}/g/status"),
+            "application/merge-patch+json",
+            &json!({"status": {"ready": true}}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(st.status, 200, "{}", st.body);
+    assert_eq!(st.body["status"]["ready"], true);
+
+    // An update through v1beta1 lands in the one object, seen through v1.
+    let mut update = c
+        .client()
+        .get(&format!("{V1BETA1}/{name}"))
+        .await
+        .unwrap()
+        .body;
+    update["spec"]["additionalPrinterColumns"][0]["name"] = json!("Count");
+    let mut put = c
+        .client()
+        .put(&format!("{V1BETA1}/{name}"), &update)
+        .await
+        .unwrap();
+    while put.status == 409 {
+        // A real cluster's controller wrote the status meanwhile: read again.
+        let mut fresh = c
+            .client()
+            .get(&format!("{V1BETA1}/{name}"))
+            .await
+            .unwrap()
+            .body;
+        fresh["spec"]["additionalPrinterColumns"][0]["name"] = json!("Count");
+        put = c
+            .client()
+            .put(&format!("{V1BETA1}/{name}"), &fresh)
+            .await
+            .unwrap();
+    }
+    assert_eq!(put.status, 200, "{}", put.body);
+    assert_eq!(put.body["apiVersion"], "apiextensions.k8s.io/v1beta1");
+    let v1 = c.client().get(&format!("{V1}/{name}")).await.unwrap().body;
+    assert_eq!(
+        v1["spec"]["versions"][0]["additionalPrinterColumns"][0]["name"],
+        "Count"
+    );
+
+    let del = c
+        .client()
+        .delete(&format!("{V1BETA1}/{name}"))
+        .await
+        .unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+    assert_eq!(del.body["apiVersion"], "apiextensions.k8s.io/v1beta1");
+}
+
+#[tokio::test]
+async fn a_v1_crd_whose_versions_differ_reads_as_v1beta1() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-v1").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let name = format!("gadgets.{group}");
+    let schema = json!({"openAPIV3Schema": {"type": "object"}});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": name},
+        "spec": {"group": group, "scope": "Cluster", "names": {"plural": "gadgets", "kind": "Gadget"},
+                 "versions": [
+                     {"name": "v2", "served": true, "storage": true, "schema": schema, "subresources": {"status": {}}},
+                     {"name": "v1", "served": true, "storage": false, "schema": schema}]}});
+    let r = c.client().post(V1, &crd).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["spec"]["conversion"], json!({"strategy": "None"}));
+    assert!(r.body["spec"].get("preserveUnknownFields").is_none());
+    let b1 = c.client().get(&format!("{V1BETA1}/{name}")).await.unwrap();
+    assert_eq!(b1.status, 200, "{}", b1.body);
+    let spec = &b1.body["spec"];
+    assert_eq!(spec["version"], "v2");
+    assert_eq!(spec["validation"], schema);
+    assert_eq!(spec["preserveUnknownFields"], false);
+    assert!(spec.get("subresources").is_none(), "{spec}");
+    assert_eq!(spec["versions"][0]["subresources"], json!({"status": {}}));
+    assert!(spec["versions"][0].get("schema").is_none(), "{spec}");
+    let del = c.client().delete(&format!("{V1}/{name}")).await.unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+}
