@@ -61,9 +61,12 @@ pub struct Args {
     phase_timeout: Duration,
 }
 
-/// Every reconcile: which object, which replica, when it started.
+/// One reconcile: which object, which replica, when it started.
+type Reconciled = (Arc<str>, Arc<str>, Instant);
+
+/// Every reconcile.
 #[derive(Default)]
-struct Log(Mutex<Vec<(Arc<str>, Arc<str>, Instant)>>);
+struct Log(Mutex<Vec<Reconciled>>);
 
 impl Log {
     /// Whether every one of `objects` was reconciled since `since` by a replica `by` accepts.
