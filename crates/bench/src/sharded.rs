@@ -9,11 +9,11 @@
 //!  2. `three_seconds`: `--replicas` replicas (ring `<run>-n`) started together, until every
 //!     object was reconciled; then until the ring converged (every object labelled with its owner
 //!     among them, none draining); `three_cached_max`: the most objects any one cache held.
-//!  3. Kill one replica (its runtime dropped: no Lease released). `kill_handover_seconds`: until
-//!     each of its objects is labelled to a live replica and in that replica's cache;
-//!     `kill_reconciled_seconds`: until each was reconciled by another replica.
+//!  3. Kill one replica (its runtime dropped: no Lease released). `kill_handover_seconds`: from the
+//!     kill until each of its objects is labelled to a live replica and in that replica's cache;
+//!     `kill_reconciled_seconds`: from the kill until each was reconciled by another replica.
 //!  4. Stop another gracefully (its controllers stop, its Leases are released): the same two
-//!     times, `stop_handover_seconds` and `stop_reconciled_seconds`.
+//!     times from the stop's request, `stop_handover_seconds` and `stop_reconciled_seconds`.
 //!  5. Add replicas back to `--replicas`: `join_balanced_seconds`, until the ring converged again.
 //!
 //! Targets (issue #42): `one_seconds / three_seconds` ≥ 2.7 with 3 replicas; `three_cached_max`
@@ -212,21 +212,20 @@ impl Replica {
     }
 }
 
-/// Polls `check` every 100 ms until it holds or `limit` passes; the seconds it took.
-async fn until<F, Fut>(what: &str, limit: Duration, mut check: F) -> f64
+/// Polls `check` every 100 ms until it holds or `limit` passes; the seconds since `since`.
+async fn until<F, Fut>(what: &str, since: Instant, limit: Duration, mut check: F) -> f64
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let t0 = Instant::now();
     while !check().await {
-        if t0.elapsed() > limit {
+        if since.elapsed() > limit {
             eprintln!("kcache-bench: sharded: {what}: not reached in {limit:?}");
             std::process::exit(1);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    t0.elapsed().as_secs_f64()
+    since.elapsed().as_secs_f64()
 }
 
 /// The namespace's ConfigMaps, as objects with labels.
@@ -384,7 +383,7 @@ async fn scenario(args: &Args) -> Value {
     // 1. One replica alone.
     let t0 = Instant::now();
     let one = setup.start(&ring_one, "one-0");
-    let one_seconds = until("one replica reconciled every object", limit, || async {
+    let one_seconds = until("one replica reconciled every object", t0, limit, || async {
         setup.log.all_reconciled(&all, t0, |r| r == "one-0")
     })
     .await;
@@ -396,13 +395,18 @@ async fn scenario(args: &Args) -> Value {
     let mut replicas: Vec<Replica> = (0..n)
         .map(|i| setup.start(&ring_n, &format!("shard-{i}")))
         .collect();
-    let three_seconds = until("the replicas reconciled every object", limit, || async {
-        setup
-            .log
-            .all_reconciled(&all, t0, |r| r.starts_with("shard-"))
-    })
+    let three_seconds = until(
+        "the replicas reconciled every object",
+        t0,
+        limit,
+        || async {
+            setup
+                .log
+                .all_reconciled(&all, t0, |r| r.starts_with("shard-"))
+        },
+    )
     .await;
-    until("the ring converged", limit, || async {
+    until("the ring converged", t0, limit, || async {
         converged(&api, &ring_n, &replicas.iter().collect::<Vec<_>>()).await
     })
     .await;
@@ -424,6 +428,7 @@ async fn scenario(args: &Args) -> Value {
     let live_names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
     let kill_handover_seconds = until(
         "the killed replica's objects handed over",
+        t0,
         limit,
         || async {
             handed_over(
@@ -437,13 +442,17 @@ async fn scenario(args: &Args) -> Value {
         },
     )
     .await;
-    let kill_reconciled_seconds =
-        until("the killed replica's objects reconciled", limit, || async {
+    let kill_reconciled_seconds = until(
+        "the killed replica's objects reconciled",
+        t0,
+        limit,
+        || async {
             setup
                 .log
                 .all_reconciled(&theirs, t0, |r| live_names.iter().any(|l| l == r))
-        })
-        .await;
+        },
+    )
+    .await;
 
     // 4. Stop the next one gracefully.
     let stopped = replicas.pop().expect("n ≥ 2");
@@ -453,6 +462,7 @@ async fn scenario(args: &Args) -> Value {
     let live_names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
     let stop_handover_seconds = until(
         "the stopped replica's objects handed over",
+        t0,
         limit,
         || async {
             handed_over(
@@ -468,6 +478,7 @@ async fn scenario(args: &Args) -> Value {
     .await;
     let stop_reconciled_seconds = until(
         "the stopped replica's objects reconciled",
+        t0,
         limit,
         || async {
             setup
@@ -478,8 +489,9 @@ async fn scenario(args: &Args) -> Value {
     .await;
 
     // 5. Replicas join again.
+    let t0 = Instant::now();
     replicas.extend((replicas.len()..n).map(|i| setup.start(&ring_n, &format!("shard-{}", n + i))));
-    let join_balanced_seconds = until("the ring balanced after the join", limit, || async {
+    let join_balanced_seconds = until("the ring balanced after the join", t0, limit, || async {
         converged(&api, &ring_n, &replicas.iter().collect::<Vec<_>>()).await
     })
     .await;
