@@ -283,6 +283,41 @@ async fn handed_over(
             })
 }
 
+/// The seconds from `since` until the `how` replica's objects `theirs` were handed over to
+/// `live`, and until each was reconciled by one of them.
+#[allow(clippy::too_many_arguments)]
+async fn hand_over(
+    how: &str,
+    since: Instant,
+    theirs: &BTreeSet<String>,
+    live: &[Replica],
+    setup: &Setup,
+    api: &Api<DynamicObject>,
+    ring: &Ring,
+    total: usize,
+    limit: Duration,
+) -> (f64, f64) {
+    let live: Vec<&Replica> = live.iter().collect();
+    let handed = until(
+        &format!("the {how} replica's objects handed over"),
+        since,
+        limit,
+        || handed_over(api, ring, theirs, &live, total),
+    )
+    .await;
+    let reconciled = until(
+        &format!("the {how} replica's objects reconciled"),
+        since,
+        limit,
+        || async {
+            let by_live = |r: &str| live.iter().any(|l| l.name == r);
+            setup.log.all_reconciled(theirs, since, by_live)
+        },
+    )
+    .await;
+    (handed, reconciled)
+}
+
 /// Removes the run's shard and drain labels from every object, and its Leases.
 async fn clean_up(client: &Client, api: &Api<DynamicObject>, namespace: &str, rings: &[Ring]) {
     let mut labels = Map::new();
@@ -425,32 +460,8 @@ async fn scenario(args: &Args) -> Value {
     let theirs = assigned_to(&api, &ring_n, &victim.name).await;
     let t0 = Instant::now();
     drop(victim);
-    let live_names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
-    let kill_handover_seconds = until(
-        "the killed replica's objects handed over",
-        t0,
-        limit,
-        || async {
-            handed_over(
-                &api,
-                &ring_n,
-                &theirs,
-                &replicas.iter().collect::<Vec<_>>(),
-                total,
-            )
-            .await
-        },
-    )
-    .await;
-    let kill_reconciled_seconds = until(
-        "the killed replica's objects reconciled",
-        t0,
-        limit,
-        || async {
-            setup
-                .log
-                .all_reconciled(&theirs, t0, |r| live_names.iter().any(|l| l == r))
-        },
+    let (kill_handover_seconds, kill_reconciled_seconds) = hand_over(
+        "killed", t0, &theirs, &replicas, &setup, &api, &ring_n, total, limit,
     )
     .await;
 
@@ -459,32 +470,8 @@ async fn scenario(args: &Args) -> Value {
     let theirs = assigned_to(&api, &ring_n, &stopped.name).await;
     let t0 = Instant::now();
     stopped.stop().await;
-    let live_names: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
-    let stop_handover_seconds = until(
-        "the stopped replica's objects handed over",
-        t0,
-        limit,
-        || async {
-            handed_over(
-                &api,
-                &ring_n,
-                &theirs,
-                &replicas.iter().collect::<Vec<_>>(),
-                total,
-            )
-            .await
-        },
-    )
-    .await;
-    let stop_reconciled_seconds = until(
-        "the stopped replica's objects reconciled",
-        t0,
-        limit,
-        || async {
-            setup
-                .log
-                .all_reconciled(&theirs, t0, |r| live_names.iter().any(|l| l == r))
-        },
+    let (stop_handover_seconds, stop_reconciled_seconds) = hand_over(
+        "stopped", t0, &theirs, &replicas, &setup, &api, &ring_n, total, limit,
     )
     .await;
 
