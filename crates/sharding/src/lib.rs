@@ -3,8 +3,8 @@
 mod conventions;
 mod hash;
 mod key;
+mod lease_informer;
 mod membership;
-mod membership_events;
 mod ring;
 mod shard;
 mod sharder;

@@ -8,14 +8,15 @@
 //! stop the work is awaited and then the Lease released (empty holder), so the shard is seen gone
 //! at once. A shard that lost its Lease joins again as soon as it can renew, with a new term.
 //!
-//! The live set comes from a list of the ring's Leases: a Lease is live when it has a holder and
-//! `renewTime + leaseDurationSeconds` is in the future. That judgement uses the writer's
+//! The live set comes from the ring's Leases (the replica's Lease informer, or [`list_shards`]):
+//! a Lease is live when its shard holds it and `renewTime + leaseDurationSeconds` is in the
+//! future. That judgement uses the writer's
 //! wall-clock timestamps, as timebertt's sharder does; the sharder only uses it to decide where
 //! objects should go, never to let two shards act on one object (the drain handshake does that).
 
 use std::time::SystemTime;
 
-use kcache_core::{Error, ListParams};
+use kcache_core::{DynamicObject, Error, ListParams};
 use kcache_leaderelection::{
     lease_from_object, leases, CancellationToken, ConfigError, LeaderCallbacks,
     LeaderElectionConfig, LeaderElectionRecord, LeaderElector, LeaseLock, RunEnd,
@@ -83,6 +84,17 @@ pub struct ShardState {
 }
 
 impl ShardState {
+    /// The shard Lease `obj` (a `coordination.k8s.io/v1` Lease); fails when its spec does not
+    /// read as a Lease.
+    pub fn from_object(obj: &DynamicObject) -> Result<Self, Error> {
+        let lease = lease_from_object(obj)?;
+        Ok(ShardState {
+            name: obj.metadata.name.clone(),
+            resource_version: lease.resource_version,
+            record: lease.record,
+        })
+    }
+
     /// Whether the shard is live at `now`: the shard holds its own Lease and its last renewal
     /// plus its lease duration lies after `now`. A released Lease (empty holder) is gone at once,
     /// and so is one the sharder took over (another holder).
@@ -103,17 +115,7 @@ pub async fn list_shards(client: &Client, ring: &Ring) -> Result<Vec<ShardState>
         ..ListParams::default()
     };
     let list = api.list(&params).await?;
-    list.items
-        .iter()
-        .map(|obj| {
-            let lease = lease_from_object(obj)?;
-            Ok(ShardState {
-                name: obj.metadata.name.clone(),
-                resource_version: lease.resource_version,
-                record: lease.record,
-            })
-        })
-        .collect()
+    list.items.iter().map(ShardState::from_object).collect()
 }
 
 /// The names of the shards live at `now`, sorted: the members of the ring.

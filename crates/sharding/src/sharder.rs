@@ -3,8 +3,9 @@
 //! write is conditional on the resourceVersion it read, so even two sharders at once cannot let
 //! two shards act on one object.
 //!
-//! Each pass lists the ring's Leases and, when the live shards are the ones the previous pass saw
-//! (so a membership change settles for a sync period first), the sharded objects; per object:
+//! Each pass reads the ring's Leases from the replica's Lease informer and, when the live shards
+//! are the ones the previous pass saw (so a membership change settles first), lists the sharded
+//! objects; per object:
 //!
 //! - unassigned (no shard label): assign the ring's owner (and clear a stale drain label);
 //! - assigned to its owner: nothing;
@@ -14,7 +15,7 @@
 //!
 //! A shard that is gone cannot acknowledge. The sharder then takes over its Lease, with the
 //! leader-election rules: once it has seen the Lease unchanged for the lease duration on its own
-//! clock (or released), it writes itself as holder, conditional on that version. The shard's work
+//! clock (its Lease informer's events date each version; or released), it writes itself as holder, conditional on that version. The shard's work
 //! had stopped `lease_duration - renew_deadline` before that, and a shard coming back sees the
 //! sharder holding its Lease and waits a lease duration before it acts; the sharder reassigns the
 //! gone shard's objects directly only until `renew_deadline` after it sent the take-over, and
@@ -32,13 +33,12 @@ use kcache_leaderelection::{
 use kcache_transport::{Api, Client, Patch, PatchParams};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
-use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::conventions::Ring;
 use crate::key::ShardKey;
-use crate::membership::{list_shards, live_shards, ShardState};
-use crate::membership_events::watch_membership;
+use crate::lease_informer::LeaseInformer;
+use crate::membership::{live_shards, ShardState};
 use crate::ring::HashRing;
 
 /// One sharded kind: its resource, where to look and how its objects are keyed.
@@ -90,8 +90,9 @@ pub(crate) struct Sharder {
     identity: String,
     kinds: Vec<ShardedKind>,
     timing: Timing,
-    /// Each shard Lease's resourceVersion and when this sharder first saw it.
-    seen: Mutex<HashMap<String, (String, Instant)>>,
+    /// The replica's Lease informer: the shards, when each Lease last changed, and a wake-up on
+    /// membership changes.
+    leases: Arc<LeaseInformer>,
     /// Shards whose Lease this sharder holds, until when it may move their objects directly.
     held: Mutex<HashMap<String, Instant>>,
     /// The live shards of the previous pass.
@@ -105,6 +106,7 @@ impl Sharder {
         identity: String,
         kinds: Vec<ShardedKind>,
         timing: Timing,
+        leases: Arc<LeaseInformer>,
     ) -> Self {
         Sharder {
             client,
@@ -112,7 +114,7 @@ impl Sharder {
             identity,
             kinds,
             timing,
-            seen: Mutex::new(HashMap::new()),
+            leases,
             held: Mutex::new(HashMap::new()),
             last_live: Mutex::new(None),
         }
@@ -123,13 +125,10 @@ impl Sharder {
     /// followed by another after [`SETTLE`] (at most the sync period).
     pub(crate) async fn run(&self, stop: CancellationToken) {
         tracing::info!(ring = %self.ring.name(), sharder = %self.identity, "sharder started");
-        let changed = Arc::new(Notify::new());
-        let watching = tokio::spawn(watch_membership(
-            self.client.clone(),
-            self.ring.clone(),
-            changed.clone(),
-            stop.child_token(),
-        ));
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = self.leases.wait_for_sync() => {}
+        }
         while !stop.is_cancelled() {
             let wait = match self.pass(&stop).await {
                 Ok(Some(p)) => {
@@ -147,13 +146,12 @@ impl Sharder {
             tokio::select! {
                 _ = stop.cancelled() => {}
                 _ = tokio::time::sleep(wait) => {}
-                _ = changed.notified() => {}
+                _ = self.leases.changed() => {}
             }
         }
-        let _ = watching.await;
     }
 
-    /// One pass over the Leases and every sharded object, once the live shards are the ones the
+    /// One pass over the cached Leases and every sharded object, once the live shards are the ones the
     /// previous pass saw: replicas of a rollout start within moments of each other, and a pass
     /// between their Leases would assign everything to the first and then drain it away. What each
     /// object needs is decided
@@ -161,8 +159,7 @@ impl Sharder {
     /// [`PLACE_CONCURRENCY`] at a time.
     /// `None`: the membership changed since the previous pass, nothing was done.
     pub(crate) async fn pass(&self, stop: &CancellationToken) -> Result<Option<Pass>, Error> {
-        let shards = list_shards(&self.client, &self.ring).await?;
-        self.observe(&shards);
+        let shards = self.leases.shards();
         let live = live_shards(&shards, SystemTime::now());
         let mut pass = Pass::default();
         if self.last_live.lock().replace(live.clone()).as_ref() != Some(&live) {
@@ -297,39 +294,6 @@ impl Sharder {
         Ok(())
     }
 
-    /// Observes the ring's Leases every `period` until `stop` fires, whether or not this replica
-    /// is the sharder: a replica elected after the sharder died then has seen a dead shard's
-    /// Lease unchanged since about when it died, instead of starting the lease duration's wait
-    /// at its election (a kill of the sharder's replica would otherwise cost two lease durations).
-    pub(crate) async fn observe_leases(&self, period: Duration, stop: CancellationToken) {
-        while !stop.is_cancelled() {
-            match list_shards(&self.client, &self.ring).await {
-                Ok(shards) => self.observe(&shards),
-                Err(e) => {
-                    tracing::debug!(ring = %self.ring.name(), "observing the shard Leases: {e}")
-                }
-            }
-            tokio::select! {
-                _ = stop.cancelled() => {}
-                _ = tokio::time::sleep(period) => {}
-            }
-        }
-    }
-
-    /// Records each Lease's version, restarting its wait when it changed.
-    fn observe(&self, shards: &[ShardState]) {
-        let now = Instant::now();
-        let mut seen = self.seen.lock();
-        for s in shards {
-            match seen.get(&s.name) {
-                Some((rv, _)) if *rv == s.resource_version => {}
-                _ => {
-                    seen.insert(s.name.clone(), (s.resource_version.clone(), now));
-                }
-            }
-        }
-    }
-
     /// Whether the objects of `shard` may be reassigned without its acknowledgement now: the
     /// sharder holds the shard's Lease (taking it over if it is gone).
     async fn may_move(&self, shard: &str, shards: &[ShardState]) -> Result<bool, Error> {
@@ -348,12 +312,7 @@ impl Sharder {
             };
         };
         let holder = &state.record.holder_identity;
-        let waited = self
-            .seen
-            .lock()
-            .get(shard)
-            .filter(|(rv, _)| *rv == state.resource_version)
-            .map(|&(_, since)| since.elapsed());
+        let waited = self.leases.unchanged_for(shard, &state.resource_version);
         let duration = self
             .timing
             .lease_duration
@@ -431,6 +390,18 @@ mod tests {
         lock.create(&record).await.expect("shard Lease");
     }
 
+    /// Waits until the Lease informer's cache holds `n` shard Leases.
+    async fn until_cached(leases: &LeaseInformer, n: usize) {
+        let cached = async {
+            while leases.shards().len() < n {
+                leases.changed().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(30), cached)
+            .await
+            .expect("the Lease informer sees the Lease");
+    }
+
     async fn labels(api: &Api<DynamicObject>, ring: &Ring) -> Vec<(Option<String>, bool)> {
         let list = api.list(&ListParams::default()).await.expect("list");
         list.items
@@ -471,10 +442,24 @@ mod tests {
             renew_deadline: Duration::from_secs(40),
             sync_period: Duration::from_secs(1),
         };
-        let sharder = Sharder::new(client.clone(), ring.clone(), "a".into(), vec![kind], timing);
+        let leases = Arc::new(LeaseInformer::new(client.clone(), ring.clone()));
         let stop = CancellationToken::new();
+        let watching = tokio::spawn({
+            let (leases, stop) = (leases.clone(), stop.clone());
+            async move { leases.run(stop).await }
+        });
+        assert!(leases.wait_for_sync().await);
+        let sharder = Sharder::new(
+            client.clone(),
+            ring.clone(),
+            "a".into(),
+            vec![kind],
+            timing,
+            leases.clone(),
+        );
 
         join(&client, &ring, "a").await;
+        until_cached(&leases, 1).await;
         assert_eq!(sharder.pass(&stop).await.unwrap(), None, "first sight");
         assert!(labels(&cms, &ring)
             .await
@@ -488,6 +473,7 @@ mod tests {
             .all(|l| *l == (Some("a".into()), false)));
 
         join(&client, &ring, "b").await;
+        until_cached(&leases, 2).await;
         assert_eq!(sharder.pass(&stop).await.unwrap(), None, "b just joined");
         let pass = sharder.pass(&stop).await.unwrap().expect("settled");
         let owners = HashRing::new(["a", "b"]);
@@ -508,5 +494,7 @@ mod tests {
         );
         let draining = labels(&cms, &ring).await.iter().filter(|l| l.1).count();
         assert_eq!(draining, to_b);
+        stop.cancel();
+        watching.await.unwrap();
     }
 }

@@ -14,6 +14,7 @@ use kcache_transport::Client;
 
 use crate::conventions::Ring;
 use crate::key::ShardKey;
+use crate::lease_informer::LeaseInformer;
 use crate::membership::ShardLease;
 use crate::shard::Shard;
 use crate::sharder::{ShardedKind, Sharder, Timing};
@@ -136,6 +137,7 @@ impl Sharding {
             self.election(&self.identity),
             callbacks,
         )?;
+        let leases = Arc::new(LeaseInformer::new(self.client.clone(), self.ring.clone()));
         let sharder = Arc::new(Sharder::new(
             self.client.clone(),
             self.ring.clone(),
@@ -146,6 +148,7 @@ impl Sharding {
                 renew_deadline: self.renew_deadline,
                 sync_period: self.sync_period,
             },
+            leases.clone(),
         ));
         let lock = LeaseLock::new(
             self.client.clone(),
@@ -167,8 +170,8 @@ impl Sharding {
             let shutdown = shutdown.clone();
             async move { while elector.run(shutdown.clone()).await == RunEnd::LeadershipLost {} }
         };
-        let observing = sharder.observe_leases(self.retry_period, shutdown.clone());
-        tokio::join!(lease.run(shutdown), campaign, observing);
+        let watching = leases.run(shutdown.clone());
+        tokio::join!(lease.run(shutdown), campaign, watching);
         Ok(())
     }
 }
