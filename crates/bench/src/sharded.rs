@@ -283,39 +283,46 @@ async fn handed_over(
             })
 }
 
-/// The seconds from `since` until the `how` replica's objects `theirs` were handed over to
-/// `live`, and until each was reconciled by one of them.
-#[allow(clippy::too_many_arguments)]
-async fn hand_over(
-    how: &str,
-    since: Instant,
-    theirs: &BTreeSet<String>,
-    live: &[Replica],
-    setup: &Setup,
-    api: &Api<DynamicObject>,
-    ring: &Ring,
+/// What every phase of the sharded ring's run shares: how its replicas start, the sharded
+/// objects, the ring, how many objects there are and how long a phase may take.
+struct RingRun<'a> {
+    setup: &'a Setup,
+    api: &'a Api<DynamicObject>,
+    ring: &'a Ring,
     total: usize,
     limit: Duration,
-) -> (f64, f64) {
-    let live: Vec<&Replica> = live.iter().collect();
-    let handed = until(
-        &format!("the {how} replica's objects handed over"),
-        since,
-        limit,
-        || handed_over(api, ring, theirs, &live, total),
-    )
-    .await;
-    let reconciled = until(
-        &format!("the {how} replica's objects reconciled"),
-        since,
-        limit,
-        || async {
-            let by_live = |r: &str| live.iter().any(|l| l.name == r);
-            setup.log.all_reconciled(theirs, since, by_live)
-        },
-    )
-    .await;
-    (handed, reconciled)
+}
+
+impl RingRun<'_> {
+    /// The seconds from `since` until the `how` replica's objects `theirs` were handed over to
+    /// `live`, and until each was reconciled by one of them.
+    async fn hand_over(
+        &self,
+        how: &str,
+        since: Instant,
+        theirs: &BTreeSet<String>,
+        live: &[Replica],
+    ) -> (f64, f64) {
+        let live: Vec<&Replica> = live.iter().collect();
+        let handed = until(
+            &format!("the {how} replica's objects handed over"),
+            since,
+            self.limit,
+            || handed_over(self.api, self.ring, theirs, &live, self.total),
+        )
+        .await;
+        let reconciled = until(
+            &format!("the {how} replica's objects reconciled"),
+            since,
+            self.limit,
+            || async {
+                let by_live = |r: &str| live.iter().any(|l| l.name == r);
+                self.setup.log.all_reconciled(theirs, since, by_live)
+            },
+        )
+        .await;
+        (handed, reconciled)
+    }
 }
 
 /// Removes the run's shard and drain labels from every object, and its Leases.
@@ -455,25 +462,29 @@ async fn scenario(args: &Args) -> Value {
         .map(|r| (r.name.clone(), r.cached.load(Ordering::Relaxed)))
         .collect();
 
+    let ring_run = RingRun {
+        setup: &setup,
+        api: &api,
+        ring: &ring_n,
+        total,
+        limit,
+    };
+
     // 3. Kill the last replica.
     let victim = replicas.pop().expect("n ≥ 2");
     let theirs = assigned_to(&api, &ring_n, &victim.name).await;
     let t0 = Instant::now();
     drop(victim);
-    let (kill_handover_seconds, kill_reconciled_seconds) = hand_over(
-        "killed", t0, &theirs, &replicas, &setup, &api, &ring_n, total, limit,
-    )
-    .await;
+    let (kill_handover_seconds, kill_reconciled_seconds) =
+        ring_run.hand_over("killed", t0, &theirs, &replicas).await;
 
     // 4. Stop the next one gracefully.
     let stopped = replicas.pop().expect("n ≥ 2");
     let theirs = assigned_to(&api, &ring_n, &stopped.name).await;
     let t0 = Instant::now();
     stopped.stop().await;
-    let (stop_handover_seconds, stop_reconciled_seconds) = hand_over(
-        "stopped", t0, &theirs, &replicas, &setup, &api, &ring_n, total, limit,
-    )
-    .await;
+    let (stop_handover_seconds, stop_reconciled_seconds) =
+        ring_run.hand_over("stopped", t0, &theirs, &replicas).await;
 
     // 5. Replicas join again.
     let t0 = Instant::now();
