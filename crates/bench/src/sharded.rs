@@ -164,6 +164,11 @@ impl Setup {
                         DefaultErrorPolicy,
                         Arc::new(()),
                     );
+                manager
+                    .factory()
+                    .compact_informer::<ConfigMap>()
+                    .add_event_handler(shard.drain_handler())
+                    .expect("the drain handler");
                 manager.add(controller).expect("add the controller");
                 let informer = manager.factory().compact_informer::<ConfigMap>();
                 let token = shard.token();

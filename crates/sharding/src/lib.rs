@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod conventions;
+mod drains;
 mod hash;
 mod key;
 mod lease_informer;

@@ -1,11 +1,16 @@
 //! [`Shard`]: what a replica's work gets for one term of holding its shard Lease — its label
 //! selector, and the shard's half of the drain handshake.
 //!
-//! The handshake runs inside the reconcile path ([`Shard::reconciler`]): the controller's queue
-//! never hands out a key while a reconcile of it is in flight, so the acknowledgement of a drain
-//! runs only after the last reconcile of that object finished. Once the shard has seen the drain
-//! label, the object in its cache carries it until the watch reports the object gone from the
-//! shard's selector, so no later reconcile of it reaches the user's function either.
+//! The handshake runs beside the reconcile path. The reconciler wrapper ([`Shard::reconciler`])
+//! marks each object busy while its reconcile runs; the drain handler ([`Shard::drain_handler`],
+//! on the informer the controller reads) acknowledges a drain as soon as the informer reports it
+//! when the object is idle, or right after the running reconcile when it is busy, so a drain
+//! does not wait behind the queue's backlog of ordinary reconciles. A reconcile that starts while
+//! an acknowledgement is in flight does not reach the user's function, and the wrapper also
+//! acknowledges a drained object the queue hands it (the handler's acknowledgement failed, or no
+//! handler was registered). Once the shard has seen the drain label, the object in its cache
+//! carries it until the watch reports the object gone from the shard's selector, so no later
+//! reconcile of it reaches the user's function either.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -13,12 +18,13 @@ use std::sync::Arc;
 
 use kcache_controller::Action;
 use kcache_core::{DynamicObject, Error, Object, Resource};
-use kcache_informer::FactoryOptions;
+use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs};
 use kcache_leaderelection::CancellationToken;
 use kcache_transport::{Api, Client, Patch, PatchParams};
 use serde_json::{json, Map, Value};
 
 use crate::conventions::Ring;
+use crate::drains::{busy_key, Busy, DrainAck, Drains};
 
 /// A reconcile future, boxed (what [`Shard::reconciler`] returns).
 pub type ReconcileFuture<E> = Pin<Box<dyn Future<Output = Result<Action, E>> + Send>>;
@@ -30,6 +36,8 @@ pub struct Shard {
     ring: Ring,
     name: String,
     token: CancellationToken,
+    /// The objects this term is reconciling or acknowledging.
+    drains: Arc<Drains>,
 }
 
 impl Shard {
@@ -39,6 +47,7 @@ impl Shard {
             ring,
             name,
             token,
+            drains: Arc::new(Drains::default()),
         }
     }
 
@@ -81,24 +90,94 @@ impl Shard {
     /// Lets `obj` go: removes the shard and drain labels, conditional on the resourceVersion the
     /// shard saw (a conflict means a newer version is on its way; its event retries).
     pub async fn acknowledge_drain<K: Object + Resource>(&self, obj: &K) -> Result<(), Error> {
-        let api =
-            Api::<DynamicObject>::dynamic(self.client.clone(), K::api_resource(), obj.namespace());
+        self.acknowledge(&DrainAck::of(obj)).await
+    }
+
+    async fn acknowledge(&self, ack: &DrainAck) -> Result<(), Error> {
+        let api = Api::<DynamicObject>::dynamic(
+            self.client.clone(),
+            ack.resource.clone(),
+            ack.namespace.as_deref(),
+        );
         let labels = Map::from_iter([
             (self.ring.shard_label(), Value::Null),
             (self.ring.drain_label(), Value::Null),
         ]);
         let patch = json!({"metadata": {
             "labels": labels,
-            "resourceVersion": obj.resource_version(),
+            "resourceVersion": ack.resource_version,
         }});
-        api.patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
+        api.patch(&ack.name, &PatchParams::default(), &Patch::Merge(patch))
             .await?;
-        tracing::debug!(shard = %self.name, object = %obj.name(), "acknowledged drain");
+        tracing::debug!(shard = %self.name, object = %ack.name, "acknowledged drain");
         Ok(())
     }
 
+    /// Acknowledges `ack`: a conflict or a missing object is settled (a newer version's event
+    /// retries); any other failure asks for a requeue.
+    async fn settle(&self, busy: &Busy, ack: &DrainAck) -> Action {
+        match self.acknowledge(ack).await {
+            Ok(()) => {
+                self.drains.let_go(busy.key());
+                Action::await_change()
+            }
+            Err(e) if e.is_conflict() || e.is_not_found() => Action::await_change(),
+            Err(e) => {
+                tracing::warn!(shard = %self.name, object = %ack.name, "acknowledging a drain failed: {e}");
+                Action::requeue()
+            }
+        }
+    }
+
+    /// An event handler for the informer of `K` the controller reads (for `Controller::for_`'s
+    /// default storage, `manager.factory().compact_informer::<K>().add_event_handler(..)`): it
+    /// acknowledges a drain as soon as it is seen, instead of when the controller's queue
+    /// reaches the object, but never while a reconcile of the object (through
+    /// [`reconciler`](Self::reconciler)) runs, and no reconcile of an object it let go reaches
+    /// the user's function until the object is assigned to this shard again. The
+    /// acknowledgements run on the runtime this is called in (handlers may be called on threads
+    /// of their own); called outside a runtime, the handler leaves drains to the queue.
+    pub fn drain_handler<K: Object + Resource>(&self) -> ResourceEventHandlerFuncs<K> {
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let (added, updated) = (self.clone(), self.clone());
+        let (on_add, on_update) = (runtime.clone(), runtime);
+        ResourceEventHandlerFuncs::new()
+            .on_add(move |obj: &Arc<K>, _| added.drain_seen(on_add.as_ref(), obj.as_ref()))
+            .on_update(move |_, obj: &Arc<K>| updated.drain_seen(on_update.as_ref(), obj.as_ref()))
+    }
+
+    /// Acknowledges `obj`'s drain now if it is idle; if it is busy, the wrapper does after the
+    /// running reconcile.
+    fn drain_seen<K: Object + Resource>(&self, runtime: Option<&tokio::runtime::Handle>, obj: &K) {
+        let Some(runtime) = runtime else {
+            return;
+        };
+        if !self.is_draining(obj) {
+            if obj.label(&self.ring.shard_label()) == Some(self.name.as_str()) {
+                self.drains.assigned(&busy_key(obj));
+            }
+            return;
+        }
+        if self.token.is_cancelled() {
+            return;
+        }
+        let ack = DrainAck::of(obj);
+        let Some(mut busy) = self.drains.drain_seen(busy_key(obj), ack.clone()) else {
+            return;
+        };
+        let shard = self.clone();
+        runtime.spawn(async move {
+            let mut next = Some(ack);
+            while let Some(ack) = next {
+                shard.settle(&busy, &ack).await;
+                next = busy.next_or_release();
+            }
+        });
+    }
+
     /// Wraps a controller's reconcile function: an object marked for draining is acknowledged
-    /// instead of reconciled; any other object goes to `reconcile`.
+    /// instead of reconciled, an object whose drain is being acknowledged is skipped; any other
+    /// object goes to `reconcile`, and a drain seen while it ran is acknowledged right after it.
     pub fn reconciler<K, Ctx, E, F, Fut>(
         &self,
         reconcile: F,
@@ -112,20 +191,179 @@ impl Shard {
     {
         let shard = self.clone();
         move |obj: Arc<K>, ctx: Arc<Ctx>| -> ReconcileFuture<E> {
-            if !shard.is_draining(obj.as_ref()) {
-                return Box::pin(reconcile(obj, ctx));
-            }
+            let Some(mut busy) = shard.drains.begin(busy_key(obj.as_ref())) else {
+                // Its drain is being acknowledged (if that fails, the requeue acknowledges it
+                // here) or was: the object is leaving or has left this shard.
+                return Box::pin(async { Ok(Action::requeue()) });
+            };
             let shard = shard.clone();
+            let work = (!shard.is_draining(obj.as_ref())).then(|| reconcile(obj.clone(), ctx));
             Box::pin(async move {
-                match shard.acknowledge_drain(obj.as_ref()).await {
-                    Ok(()) => Ok(Action::await_change()),
-                    Err(e) if e.is_conflict() || e.is_not_found() => Ok(Action::await_change()),
-                    Err(e) => {
-                        tracing::warn!(shard = %shard.name, object = %obj.name(), "acknowledging a drain failed: {e}");
-                        Ok(Action::requeue())
-                    }
+                let done = match work {
+                    Some(work) => work.await,
+                    None => Ok(shard.settle(&busy, &DrainAck::of(obj.as_ref())).await),
+                };
+                while let Some(ack) = busy.next_or_release() {
+                    shard.settle(&busy, &ack).await;
                 }
+                done
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kcache_controller::{Controller, DefaultErrorPolicy, Manager};
+    use kcache_informer::SharedInformerFactory;
+    use kcache_testing::TestCluster;
+    use kcache_transport::{Config, PostParams};
+    use tokio::sync::{mpsc, Semaphore};
+
+    use super::*;
+
+    const OBJECTS: usize = 12;
+
+    /// Waits (on the observer's events) until `name` no longer carries a shard label.
+    async fn until_acknowledged(events: &mut mpsc::UnboundedReceiver<(String, bool)>, name: &str) {
+        let acked = async {
+            while let Some((seen, assigned)) = events.recv().await {
+                if seen == name && !assigned {
+                    return;
+                }
+            }
+            panic!("the observer stopped");
+        };
+        tokio::time::timeout(Duration::from_secs(30), acked)
+            .await
+            .unwrap_or_else(|_| panic!("{name}'s drain was not acknowledged"));
+    }
+
+    /// With one worker stuck in a reconcile and the rest of the objects queued behind it, a drain
+    /// of an idle object is acknowledged at once; a drain of the object being reconciled waits
+    /// until that reconcile finished.
+    #[tokio::test]
+    async fn a_drain_is_acknowledged_ahead_of_the_backlog_but_never_during_a_reconcile() {
+        let cluster = TestCluster::start().await.unwrap();
+        let ns = cluster.create_namespace("drains").await.unwrap();
+        let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
+        config.qps = 0.0;
+        let client = Client::new(config).unwrap();
+        let ring = Ring::new("drains", &ns);
+        let cms = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+        for i in 0..OBJECTS {
+            let mut cm = ConfigMap::default();
+            cm.metadata.name = Some(format!("obj-{i}"));
+            cm.metadata.labels = Some([(ring.shard_label(), "a".to_string())].into());
+            cms.create(&PostParams::default(), &cm).await.unwrap();
+        }
+        let drain = |name: &str| {
+            let (cms, label) = (cms.clone(), ring.drain_label());
+            let name = name.to_string();
+            async move {
+                let patch = json!({"metadata": {"labels": {label: "true"}}});
+                cms.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                    .await
+                    .unwrap();
+            }
+        };
+
+        // An observer of every ConfigMap reports each update's name and whether it is assigned.
+        let observer = SharedInformerFactory::new(
+            client.clone(),
+            FactoryOptions {
+                namespace: Some(ns.clone()),
+                ..FactoryOptions::default()
+            },
+        );
+        let (seen, mut events) = mpsc::unbounded_channel();
+        let shard_label = ring.shard_label();
+        observer
+            .informer::<ConfigMap>()
+            .add_event_handler(ResourceEventHandlerFuncs::new().on_update(
+                move |_, cm: &Arc<ConfigMap>| {
+                    let _ = seen.send((cm.name().to_string(), cm.label(&shard_label).is_some()));
+                },
+            ))
+            .unwrap();
+        observer.start();
+        observer.wait_for_cache_sync().await;
+
+        let token = CancellationToken::new();
+        let shard = Shard::new(client.clone(), ring.clone(), "a".into(), token.clone());
+        let mut manager = Manager::builder(client.clone())
+            .factory_options(FactoryOptions {
+                namespace: Some(ns.clone()),
+                ..shard.factory_options()
+            })
+            .build()
+            .unwrap();
+        // The informer `Controller::for_` reads (its default storage is compact).
+        manager
+            .factory()
+            .compact_informer::<ConfigMap>()
+            .add_event_handler(shard.drain_handler())
+            .unwrap();
+        let gate = Arc::new(Semaphore::new(0));
+        let (started, mut starts) = mpsc::unbounded_channel();
+        let reconcile = {
+            let gate = gate.clone();
+            move |cm: Arc<ConfigMap>, _: Arc<()>| {
+                let (gate, started) = (gate.clone(), started.clone());
+                async move {
+                    let _ = started.send(cm.name().to_string());
+                    let _ = gate.acquire().await;
+                    Ok::<_, std::io::Error>(Action::await_change())
+                }
+            }
+        };
+        let controller = Controller::for_::<ConfigMap>(manager.factory())
+            .named("drains-a")
+            .concurrency(1)
+            .into_runnable(
+                shard.reconciler(reconcile),
+                DefaultErrorPolicy,
+                Arc::new(()),
+            );
+        manager.add(controller).unwrap();
+        let running = tokio::spawn({
+            let token = token.clone();
+            async move { manager.run_until(token).await }
+        });
+
+        // One reconcile runs and cannot finish; the other objects wait in the queue behind it.
+        let busy = starts.recv().await.expect("a reconcile started");
+        let idle: Vec<String> = (0..OBJECTS)
+            .map(|i| format!("obj-{i}"))
+            .filter(|n| *n != busy)
+            .collect();
+
+        drain(&idle[0]).await;
+        until_acknowledged(&mut events, &idle[0]).await;
+        assert!(
+            starts.try_recv().is_err(),
+            "no other reconcile ran before the ack"
+        );
+
+        // The busy object's drain waits for its reconcile; a later drain (handled after it, in
+        // the informer's order) is acknowledged meanwhile.
+        drain(&busy).await;
+        drain(&idle[1]).await;
+        until_acknowledged(&mut events, &idle[1]).await;
+        let still = cms.get(&busy).await.unwrap();
+        assert_eq!(
+            still.label(&ring.shard_label()),
+            Some("a"),
+            "acknowledged during its reconcile"
+        );
+        gate.close();
+        until_acknowledged(&mut events, &busy).await;
+
+        token.cancel();
+        running.await.unwrap().unwrap();
+        observer.shutdown().await;
     }
 }

@@ -226,6 +226,11 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, log: &Log) -> Replica {
                         DefaultErrorPolicy,
                         Arc::new(()),
                     );
+                manager
+                    .factory()
+                    .compact_informer::<ConfigMap>()
+                    .add_event_handler(shard.drain_handler())
+                    .expect("the drain handler");
                 manager.add(controller).expect("add the controller");
                 if let Err(e) = manager.run_until(shard.token()).await {
                     eprintln!("{}: manager: {e:?}", shard.name());
