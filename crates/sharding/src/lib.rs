@@ -6,6 +6,7 @@ mod hash;
 mod key;
 mod lease_informer;
 mod membership;
+mod object_informer;
 mod ring;
 mod shard;
 mod sharder;

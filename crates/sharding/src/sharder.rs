@@ -4,8 +4,8 @@
 //! two shards act on one object.
 //!
 //! Each pass reads the ring's Leases from the replica's Lease informer and, when the live shards
-//! are the ones the previous pass saw (so a membership change settles first), lists the sharded
-//! objects; per object:
+//! are the ones the previous pass saw (so a membership change settles first), the sharded
+//! objects from the sharder's own informers over them (started for each term); per object:
 //!
 //! - unassigned (no shard label): assign the ring's owner (and clear a stale drain label);
 //! - assigned to its owner: nothing;
@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::{stream, StreamExt};
-use kcache_core::{ApiResource, DynamicObject, Error, ListParams, Object};
+use kcache_core::{ApiResource, DynamicObject, Error, Object};
 use kcache_leaderelection::{
     CancellationToken, LeaderElectionRecord, Lease, LeaseClient, LeaseLock,
 };
@@ -39,6 +39,7 @@ use crate::conventions::Ring;
 use crate::key::ShardKey;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::{live_shards, ShardState};
+use crate::object_informer::ObjectInformers;
 use crate::ring::HashRing;
 
 /// One sharded kind: its resource, where to look and how its objects are keyed.
@@ -121,16 +122,27 @@ impl Sharder {
     }
 
     /// Passes every sync period, and as soon as the membership changes (a Lease added, deleted,
-    /// released or taken), until `stop` fires. A pass that found the membership changed is
-    /// followed by another after [`SETTLE`] (at most the sync period).
+    /// released or taken) or an object needs placing (created unassigned, or let go by its
+    /// shard), until `stop` fires. A pass that found the membership changed is followed by
+    /// another after [`SETTLE`] (at most the sync period).
     pub(crate) async fn run(&self, stop: CancellationToken) {
         tracing::info!(ring = %self.ring.name(), sharder = %self.identity, "sharder started");
+        let objects = ObjectInformers::new(&self.client, &self.ring, &self.kinds);
+        let watching = stop.child_token();
+        let passes = async {
+            self.passes(&objects, &stop).await;
+            watching.cancel();
+        };
+        tokio::join!(objects.run(watching.clone()), passes);
+    }
+
+    async fn passes(&self, objects: &ObjectInformers, stop: &CancellationToken) {
         tokio::select! {
             _ = stop.cancelled() => return,
-            _ = self.leases.wait_for_sync() => {}
+            _ = async { self.leases.wait_for_sync().await && objects.wait_for_sync().await } => {}
         }
         while !stop.is_cancelled() {
-            let wait = match self.pass(&stop).await {
+            let wait = match self.pass(objects, stop).await {
                 Ok(Some(p)) => {
                     if p != Pass::default() {
                         tracing::debug!(ring = %self.ring.name(), ?p, "sharder pass");
@@ -147,18 +159,24 @@ impl Sharder {
                 _ = stop.cancelled() => {}
                 _ = tokio::time::sleep(wait) => {}
                 _ = self.leases.changed() => {}
+                _ = objects.changed() => {}
             }
         }
     }
 
-    /// One pass over the cached Leases and every sharded object, once the live shards are the ones the
+    /// One pass over the cached Leases and the cached sharded objects, once the live shards are the ones the
     /// previous pass saw: replicas of a rollout start within moments of each other, and a pass
     /// between their Leases would assign everything to the first and then drain it away. What each
     /// object needs is decided
     /// first (whether a shard's objects may move is asked once per shard), then the writes go out
-    /// [`PLACE_CONCURRENCY`] at a time.
+    /// [`PLACE_CONCURRENCY`] at a time, and the pass ends once the caches show them (or after
+    /// a sync period), so the next pass does not act on what this one already changed.
     /// `None`: the membership changed since the previous pass, nothing was done.
-    pub(crate) async fn pass(&self, stop: &CancellationToken) -> Result<Option<Pass>, Error> {
+    pub(crate) async fn pass(
+        &self,
+        cached: &ObjectInformers,
+        stop: &CancellationToken,
+    ) -> Result<Option<Pass>, Error> {
         let shards = self.leases.shards();
         let live = live_shards(&shards, SystemTime::now());
         let mut pass = Pass::default();
@@ -169,13 +187,9 @@ impl Sharder {
             return Ok(Some(pass));
         }
         let ring = HashRing::new(live);
-        for kind in &self.kinds {
-            let api = Api::<DynamicObject>::dynamic(
-                self.client.clone(),
-                kind.resource.clone(),
-                kind.namespace.as_deref(),
-            );
-            let objects = api.list(&ListParams::default()).await?.items;
+        for (k, kind) in self.kinds.iter().enumerate() {
+            let objects = cached.objects(k);
+            let mut latest: Option<String> = None;
             let mut movable: HashMap<String, bool> = HashMap::new();
             let mut writes = Vec::new();
             for (i, obj) in objects.iter().enumerate() {
@@ -209,7 +223,12 @@ impl Sharder {
                 .map(|(i, write)| async move { (i, self.write(kind, &objects[i], write).await) })
                 .buffer_unordered(PLACE_CONCURRENCY);
             while let Some((i, done)) = results.next().await {
-                match done {
+                if let Ok((_, Some(rv))) = &done {
+                    if latest.as_ref().is_none_or(|l| newer(rv, l)) {
+                        latest = Some(rv.clone());
+                    }
+                }
+                match done.map(|(w, _)| w) {
                     Ok(Write::Assign(_)) => pass.assigned += 1,
                     Ok(Write::Move { .. }) => pass.moved += 1,
                     Ok(Write::Drain(_)) => pass.drained += 1,
@@ -221,6 +240,9 @@ impl Sharder {
                 if stop.is_cancelled() {
                     return Ok(Some(pass));
                 }
+            }
+            if let Some(rv) = latest {
+                cached.catch_up(k, &rv, self.timing.sync_period).await;
             }
         }
         Ok(Some(pass))
@@ -241,35 +263,36 @@ impl Sharder {
     }
 
     /// Sends `write`; a move whose shard's Lease the sharder no longer may act for (its hold
-    /// ended while earlier writes went out) becomes a drain. Returns what was written.
+    /// ended while earlier writes went out) becomes a drain. Returns what was written and the
+    /// object's new resourceVersion.
     async fn write(
         &self,
         kind: &ShardedKind,
         obj: &DynamicObject,
         write: Write,
-    ) -> Result<Write, Error> {
+    ) -> Result<(Write, Option<String>), Error> {
         let write = match write {
             Write::Move { from, .. } if !self.holds(&from) => Write::Drain(from),
             other => other,
         };
-        match &write {
+        let rv = match &write {
             Write::Assign(to) | Write::Move { to, .. } => {
                 self.label(kind, obj, Some(to), false).await?
             }
             Write::Drain(from) => self.label(kind, obj, Some(from), true).await?,
-        }
-        Ok(write)
+        };
+        Ok((write, rv))
     }
 
     /// Writes the shard label (`None`: removed) and the drain label, conditional on `obj`'s
-    /// resourceVersion.
+    /// resourceVersion; returns the new one.
     async fn label(
         &self,
         kind: &ShardedKind,
         obj: &DynamicObject,
         shard: Option<&str>,
         drain: bool,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<String>, Error> {
         let api = Api::<DynamicObject>::dynamic(
             self.client.clone(),
             kind.resource.clone(),
@@ -289,9 +312,10 @@ impl Sharder {
             "labels": labels,
             "resourceVersion": obj.resource_version(),
         }});
-        api.patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
+        let written = api
+            .patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await?;
-        Ok(())
+        Ok(written.resource_version().map(str::to_string))
     }
 
     /// Whether the objects of `shard` may be reassigned without its acknowledgement now: the
@@ -364,9 +388,16 @@ impl Sharder {
     }
 }
 
+/// Whether resourceVersion `a` is later than `b`, read as the decimal counters the API server
+/// writes (a longer number is larger); only used to pick which write to wait for.
+fn newer(a: &str, b: &str) -> bool {
+    (a.len(), a) > (b.len(), b)
+}
+
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
+    use kcache_core::ListParams;
     use kcache_core::Resource;
     use kcache_testing::TestCluster;
     use kcache_transport::{Config, PostParams};
@@ -449,6 +480,16 @@ mod tests {
             async move { leases.run(stop).await }
         });
         assert!(leases.wait_for_sync().await);
+        let cached = Arc::new(ObjectInformers::new(
+            &client,
+            &ring,
+            std::slice::from_ref(&kind),
+        ));
+        let caching = tokio::spawn({
+            let (cached, stop) = (cached.clone(), stop.clone());
+            async move { cached.run(stop).await }
+        });
+        assert!(cached.wait_for_sync().await);
         let sharder = Sharder::new(
             client.clone(),
             ring.clone(),
@@ -460,12 +501,20 @@ mod tests {
 
         join(&client, &ring, "a").await;
         until_cached(&leases, 1).await;
-        assert_eq!(sharder.pass(&stop).await.unwrap(), None, "first sight");
+        assert_eq!(
+            sharder.pass(&cached, &stop).await.unwrap(),
+            None,
+            "first sight"
+        );
         assert!(labels(&cms, &ring)
             .await
             .iter()
             .all(|l| *l == (None, false)));
-        let pass = sharder.pass(&stop).await.unwrap().expect("settled");
+        let pass = sharder
+            .pass(&cached, &stop)
+            .await
+            .unwrap()
+            .expect("settled");
         assert_eq!(pass.assigned, OBJECTS);
         assert!(labels(&cms, &ring)
             .await
@@ -474,8 +523,16 @@ mod tests {
 
         join(&client, &ring, "b").await;
         until_cached(&leases, 2).await;
-        assert_eq!(sharder.pass(&stop).await.unwrap(), None, "b just joined");
-        let pass = sharder.pass(&stop).await.unwrap().expect("settled");
+        assert_eq!(
+            sharder.pass(&cached, &stop).await.unwrap(),
+            None,
+            "b just joined"
+        );
+        let pass = sharder
+            .pass(&cached, &stop)
+            .await
+            .unwrap()
+            .expect("settled");
         let owners = HashRing::new(["a", "b"]);
         let list = cms.list(&ListParams::default()).await.unwrap();
         let to_b = list
@@ -496,5 +553,70 @@ mod tests {
         assert_eq!(draining, to_b);
         stop.cancel();
         watching.await.unwrap();
+        caching.await.unwrap();
+    }
+
+    /// With an hour's sync period, an object created after the ring settled is assigned on its
+    /// add event.
+    #[tokio::test]
+    async fn a_new_object_is_assigned_on_its_add_event() {
+        let cluster = TestCluster::start().await.unwrap();
+        let ns = cluster.create_namespace("sharder-add").await.unwrap();
+        let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
+        config.qps = 0.0;
+        let client = Client::new(config).unwrap();
+        let ring = Ring::new("add", &ns);
+        let kind = ShardedKind {
+            resource: ConfigMap::api_resource(),
+            namespace: Some(ns.clone()),
+            key: ShardKey::of_kind("", "ConfigMap"),
+        };
+        let timing = Timing {
+            lease_duration: Duration::from_secs(60),
+            renew_deadline: Duration::from_secs(40),
+            sync_period: Duration::from_secs(3600),
+        };
+        join(&client, &ring, "a").await;
+        let leases = Arc::new(LeaseInformer::new(client.clone(), ring.clone()));
+        let stop = CancellationToken::new();
+        let sharder = Arc::new(Sharder::new(
+            client.clone(),
+            ring.clone(),
+            "a".into(),
+            vec![kind],
+            timing,
+            leases.clone(),
+        ));
+        let running = tokio::spawn({
+            let (leases, sharder, stop) = (leases.clone(), sharder.clone(), stop.clone());
+            async move { tokio::join!(leases.run(stop.clone()), sharder.run(stop)) }
+        });
+        let typed = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+        let assigned = |name: &'static str| {
+            let typed = typed.clone();
+            let label = ring.shard_label();
+            async move {
+                loop {
+                    let cm = typed.get(name).await.unwrap();
+                    if cm.label(&label) == Some("a") {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            }
+        };
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("first".into());
+        typed.create(&PostParams::default(), &cm).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(30), assigned("first"))
+            .await
+            .expect("the first object is assigned once the ring settled");
+        cm.metadata.name = Some("later".into());
+        typed.create(&PostParams::default(), &cm).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(30), assigned("later"))
+            .await
+            .expect("an object created later is assigned on its add event");
+        stop.cancel();
+        running.await.unwrap();
     }
 }

@@ -97,7 +97,8 @@ impl Sharding {
         self
     }
 
-    /// How often the sharder re-lists the Leases and objects.
+    /// How often the sharder passes over the cached Leases and objects when nothing woke it
+    /// sooner (and finds killed replicas, whose Leases expire without an event).
     pub fn sync_period(mut self, period: Duration) -> Self {
         self.sync_period = period;
         self

@@ -1,0 +1,115 @@
+//! The sharder's informers over the sharded objects: passes read the objects from their caches
+//! instead of listing them, and an object that needs placing wakes the sharder — one created
+//! without a shard label, or one a shard let go (its acknowledgement removed the label) — so
+//! it is assigned at once rather than at the next periodic pass. Label changes the sharder made
+//! itself (an assignment, a drain) wake nothing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kcache_core::{DynamicObject, Object};
+use kcache_informer::{
+    FactoryOptions, ResourceEventHandlerFuncs, SharedIndexInformer, SharedInformerFactory,
+};
+use kcache_leaderelection::CancellationToken;
+use kcache_transport::Client;
+use tokio::sync::Notify;
+
+use crate::conventions::Ring;
+use crate::sharder::ShardedKind;
+
+/// One informer per sharded kind, for one sharder term.
+pub(crate) struct ObjectInformers {
+    factories: Vec<SharedInformerFactory>,
+    informers: Vec<SharedIndexInformer<DynamicObject>>,
+    changed: Arc<Notify>,
+}
+
+impl ObjectInformers {
+    /// Informers over every object of `kinds` (each in its namespace, or all); they list and
+    /// watch once [`run`](Self::run) is called.
+    pub(crate) fn new(client: &Client, ring: &Ring, kinds: &[ShardedKind]) -> Self {
+        let changed = Arc::new(Notify::new());
+        let mut factories = Vec::new();
+        let mut informers = Vec::new();
+        for kind in kinds {
+            let factory = SharedInformerFactory::new(
+                client.clone(),
+                FactoryOptions {
+                    namespace: kind.namespace.clone(),
+                    ..FactoryOptions::default()
+                },
+            );
+            let informer = factory.dynamic_informer(&kind.resource);
+            let (label, added, updated) = (ring.shard_label(), changed.clone(), changed.clone());
+            let label_ = label.clone();
+            let handler = ResourceEventHandlerFuncs::new()
+                .on_add(move |obj: &Arc<DynamicObject>, _| {
+                    if obj.label(&label).is_none() {
+                        added.notify_one();
+                    }
+                })
+                .on_update(move |old, new| {
+                    if old.label(&label_).is_some() && new.label(&label_).is_none() {
+                        updated.notify_one();
+                    }
+                });
+            // A fresh informer has not stopped, so this cannot fail; were it to, the periodic
+            // passes would still place the objects.
+            if let Err(e) = informer.add_event_handler(handler) {
+                tracing::warn!(ring = %ring.name(), "watching the sharded objects: {e}");
+            }
+            factories.push(factory);
+            informers.push(informer);
+        }
+        ObjectInformers {
+            factories,
+            informers,
+            changed,
+        }
+    }
+
+    /// Lists and watches until `stop` fires, then waits for the informers to stop.
+    pub(crate) async fn run(&self, stop: CancellationToken) {
+        for f in &self.factories {
+            f.start();
+        }
+        stop.cancelled().await;
+        for f in &self.factories {
+            f.shutdown().await;
+        }
+    }
+
+    /// Waits until every cache holds its first list (false: an informer stopped first).
+    pub(crate) async fn wait_for_sync(&self) -> bool {
+        for i in &self.informers {
+            if !i.wait_for_cache_sync().await {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The cached objects of the `kind`-th sharded kind.
+    pub(crate) fn objects(&self, kind: usize) -> Vec<Arc<DynamicObject>> {
+        self.informers
+            .get(kind)
+            .map(|i| i.indexer().list())
+            .unwrap_or_default()
+    }
+
+    /// Waits (at most `limit`) until the `kind`-th cache reflects `resource_version`, so the next
+    /// pass sees this pass's writes.
+    pub(crate) async fn catch_up(&self, kind: usize, resource_version: &str, limit: Duration) {
+        if let Some(i) = self.informers.get(kind) {
+            let _ = i
+                .wait_for_resource_version_timeout(resource_version, limit)
+                .await;
+        }
+    }
+
+    /// Resolves when an object needs placing; a signal that found no waiter is kept.
+    pub(crate) async fn changed(&self) {
+        self.changed.notified().await
+    }
+}
