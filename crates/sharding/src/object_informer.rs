@@ -41,16 +41,16 @@ impl ObjectInformers {
                 },
             );
             let informer = factory.dynamic_informer(&kind.resource);
-            let (label, added, updated) = (ring.shard_label(), changed.clone(), changed.clone());
-            let label_ = label.clone();
+            let (on_add, on_update) = (ring.shard_label(), ring.shard_label());
+            let (added, updated) = (changed.clone(), changed.clone());
             let handler = ResourceEventHandlerFuncs::new()
                 .on_add(move |obj: &Arc<DynamicObject>, _| {
-                    if obj.label(&label).is_none() {
+                    if obj.label(&on_add).is_none() {
                         added.notify_one();
                     }
                 })
                 .on_update(move |old, new| {
-                    if old.label(&label_).is_some() && new.label(&label_).is_none() {
+                    if old.label(&on_update).is_some() && new.label(&on_update).is_none() {
                         updated.notify_one();
                     }
                 });
