@@ -170,7 +170,7 @@ async fn run_sharded(client: Client, ring: &str, args: &Args) -> Result<(), BoxE
         &identity,
     )
     .kind::<Foo>(namespace.as_deref())
-    .kind::<Deployment>(namespace.as_deref())
+    .controlled::<Deployment>(namespace.as_deref())
     .lease_timing(args.lease_duration, args.renew_deadline, args.retry_period);
     sample_controller::crd::ensure_foo_crd(&client).await?;
     let shutdown = CancellationToken::new();

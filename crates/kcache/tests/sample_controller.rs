@@ -375,7 +375,7 @@ struct Replica {
 fn start_replica(client: &Client, ns: &str, ring: &str, name: &str) -> Replica {
     let sharding = Sharding::new(client.clone(), Ring::new(ring, ns), name)
         .kind::<Foo>(Some(ns))
-        .kind::<Deployment>(Some(ns))
+        .controlled::<Deployment>(Some(ns))
         .lease_timing(
             Duration::from_secs(6),
             Duration::from_secs(4),
@@ -396,7 +396,7 @@ fn start_replica(client: &Client, ns: &str, ring: &str, name: &str) -> Replica {
                 .factory_options(options)
                 .build()
                 .expect("manager");
-            // No pods (`replicas` 0 and 2 are all the test asks for): no simulated controller.
+            // The test reads the Deployments' spec, not their status: no simulated controller.
             let added = sample::add_controllers(&mut manager, 1, false, Some(shard))
                 .expect("the shard's controllers");
             *current.lock() = Some(added.ctx);
@@ -415,6 +415,9 @@ fn start_replica(client: &Client, ns: &str, ring: &str, name: &str) -> Replica {
     }
 }
 
+/// Foos the sharded test creates: enough that every one of three replicas gets some.
+const FOOS: usize = 24;
+
 /// Foo name → the shard its label names.
 async fn placement(foos: &Api<Foo>, label: &str) -> BTreeMap<String, Option<String>> {
     let list = foos.list(&Default::default()).await.expect("list Foos");
@@ -426,7 +429,9 @@ async fn placement(foos: &Api<Foo>, label: &str) -> BTreeMap<String, Option<Stri
 
 /// The sample-controller as three shards of one ring (`--shard-ring`): every Foo is placed on
 /// one replica, reconciled there, its Deployment labelled for the same shard; a replica stopped
-/// gracefully hands its Foos to the others, which reconcile a change of each.
+/// gracefully hands its Foos to the others, and a replica joining gets its part through drains,
+/// the Deployments following their Foos; each time a change of every Foo is reconciled by the
+/// replica it is placed on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sharded_sample_controller_spreads_foos_and_hands_them_over() {
     let cluster = TestCluster::start().await.expect("test cluster");
@@ -439,28 +444,34 @@ async fn sharded_sample_controller_spreads_foos_and_hands_them_over() {
     let client = Client::new(config).expect("client");
     sample::crd::ensure_foo_crd(&client).await.expect("the CRD");
     let ring = format!("foos-{ns}");
-    let label = Ring::new(&ring, &ns).shard_label();
+    let (label, drain) = (
+        Ring::new(&ring, &ns).shard_label(),
+        Ring::new(&ring, &ns).drain_label(),
+    );
     let mut replicas: Vec<Replica> = ["r0", "r1", "r2"]
         .iter()
         .map(|name| start_replica(&client, &ns, &ring, name))
         .collect();
     let foos: Api<Foo> = Api::namespaced(client.clone(), &ns);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
-    for i in 0..12 {
+    for i in 0..FOOS {
         let name = format!("foo-{i:02}");
-        let foo = Foo::new(&ns, &name, &name, 0);
+        let foo = Foo::new(&ns, &name, &name, 1);
         foos.create(&PostParams::default(), &foo)
             .await
             .expect("create Foo");
     }
 
-    // Placed on live replicas, more than one of them, and reconciled by the one it names.
-    let ctxs: BTreeMap<String, _> = replicas
-        .iter()
-        .map(|r| (r.name.clone(), r.ctx.clone()))
-        .collect();
+    // Placed on live replicas, every one of them, and reconciled by the one it names.
+    let ctxs: Mutex<BTreeMap<String, _>> = Mutex::new(
+        replicas
+            .iter()
+            .map(|r| (r.name.clone(), r.ctx.clone()))
+            .collect(),
+    );
     let reconciled_by_owner = |live: Vec<String>, replicas_wanted: i32| {
         let (foos, deployments, label, ns, ctxs) = (&foos, &deployments, &label, &ns, &ctxs);
+        let drain = &drain;
         async move || {
             let placed = placement(foos, label).await;
             let mut used = BTreeMap::<&str, usize>::new();
@@ -469,7 +480,8 @@ async fn sharded_sample_controller_spreads_foos_and_hands_them_over() {
                     return false;
                 };
                 *used.entry(shard).or_default() += 1;
-                let Some(ctx) = ctxs[shard].lock().clone() else {
+                let current = ctxs.lock()[shard].clone();
+                let Some(ctx) = current.lock().clone() else {
                     return false;
                 };
                 let key = ReconcileRequest::new(ns, name);
@@ -482,18 +494,18 @@ async fn sharded_sample_controller_spreads_foos_and_hands_them_over() {
                     Err(e) => panic!("get Deployment {name}: {e}"),
                 };
                 let wanted = d.spec.replicas == Some(replicas_wanted);
-                if d.label(label) != Some(shard) || !wanted {
+                if d.label(label) != Some(shard) || d.label(drain).is_some() || !wanted {
                     return false;
                 }
             }
-            placed.len() == 12 && used.len() > 1
+            placed.len() == FOOS && used.len() == live.len()
         }
     };
     let all: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
     wait_until(
         "every Foo placed on a replica and reconciled by it",
         LIMIT,
-        reconciled_by_owner(all, 0),
+        reconciled_by_owner(all, 1),
     )
     .await
     .unwrap();
@@ -502,7 +514,7 @@ async fn sharded_sample_controller_spreads_foos_and_hands_them_over() {
     let gone = replicas.remove(0);
     gone.stop.cancel();
     gone.task.await.expect("the stopped replica");
-    for i in 0..12 {
+    for i in 0..FOOS {
         let patch = Patch::Merge(json!({"spec": {"replicas": 2}}));
         foos.patch(&format!("foo-{i:02}"), &PatchParams::default(), &patch)
             .await
@@ -513,6 +525,25 @@ async fn sharded_sample_controller_spreads_foos_and_hands_them_over() {
         "every Foo on a live replica, its change reconciled there",
         LIMIT,
         reconciled_by_owner(live, 2),
+    )
+    .await
+    .unwrap();
+
+    // A replica joins: the others drain its Foos (the shard acknowledges), the Deployments
+    // follow their Foos, and the new replica reconciles a change of each of its Foos.
+    replicas.push(start_replica(&client, &ns, &ring, "r3"));
+    ctxs.lock().insert("r3".into(), replicas[2].ctx.clone());
+    for i in 0..FOOS {
+        let patch = Patch::Merge(json!({"spec": {"replicas": 3}}));
+        foos.patch(&format!("foo-{i:02}"), &PatchParams::default(), &patch)
+            .await
+            .expect("patch Foo");
+    }
+    let live: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
+    wait_until(
+        "every Foo on one of three live replicas, the joiner's included, its change reconciled",
+        LIMIT,
+        reconciled_by_owner(live, 3),
     )
     .await
     .unwrap();

@@ -109,13 +109,13 @@ fn start_shards(k: &Kubectl, logs: &mut Logs) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `shard-foo-00` … with no pods (`replicas: 0`): the shards' work, not the node's, is tested.
+/// `shard-foo-00` …, one pause pod each (the CRD's minimum).
 fn create_foos(k: &Kubectl) -> Result<(), Failure> {
     let docs: Vec<String> = (0..FOOS)
         .map(|i| {
             format!(
                 "apiVersion: samplecontroller.k8s.io/v1alpha1\nkind: Foo\nmetadata:\n  name: \
-                 shard-foo-{i:02}\nspec:\n  deploymentName: shard-foo-{i:02}\n  replicas: 0\n"
+                 shard-foo-{i:02}\nspec:\n  deploymentName: shard-foo-{i:02}\n  replicas: 1\n"
             )
         })
         .collect();
