@@ -18,8 +18,6 @@ mod owner;
 mod predicate;
 #[cfg(feature = "prometheus")]
 mod prometheus;
-#[cfg(feature = "prometheus")]
-mod prometheus_workqueue;
 mod read_your_writes;
 mod reconcile_request;
 mod runnable;
