@@ -422,27 +422,36 @@ impl<'a> Logs<'a> {
         })
     }
 
-    /// Starts a follower for every sharded pod without one (its whole log: `-f` starts at the
-    /// beginning).
+    /// Starts a follower for every sharded pod whose container runs (before that `kubectl logs`
+    /// fails at once), and again for a live pod whose follower ended; `-f` starts at the log's
+    /// beginning, so a restarted follower rewrites the whole file.
     fn follow_new_pods(&mut self) -> Result<(), String> {
-        let names = self
-            .k
-            .run(&["get", "pods", "-l", SHARD_PODS, "-o", "name"])?;
-        for pod in names.lines().filter_map(|l| l.trim().strip_prefix("pod/")) {
-            if self.followers.contains_key(pod) {
+        for pod in self.k.live_pods(SHARD_PODS)? {
+            let running = match self.followers.get_mut(&pod.name) {
+                Some(child) => matches!(child.try_wait(), Ok(None)),
+                None => false,
+            };
+            if running || !pod.running_ready {
                 continue;
             }
-            let file = File::create(self.dir.join(pod)).map_err(|e| e.to_string())?;
+            let file = File::create(self.dir.join(&pod.name)).map_err(|e| e.to_string())?;
             let child = Command::new("kubectl")
                 .arg("--kubeconfig")
                 .arg(&self.k.kubeconfig)
-                .args(["-n", &self.k.namespace, "logs", "-f", "--timestamps", pod])
+                .args([
+                    "-n",
+                    &self.k.namespace,
+                    "logs",
+                    "-f",
+                    "--timestamps",
+                    &pod.name,
+                ])
                 .stdin(Stdio::null())
                 .stdout(file)
                 .stderr(Stdio::null())
                 .spawn()
                 .map_err(|e| format!("cannot run kubectl logs: {e}"))?;
-            self.followers.insert(pod.to_string(), child);
+            self.followers.insert(pod.name, child);
         }
         Ok(())
     }
