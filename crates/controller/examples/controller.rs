@@ -20,10 +20,10 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
-use kcache_controller::conditions::{find_status_condition, new_condition, set_status_condition};
+use kcache_controller::conditions::{find_status_condition, new_condition, patch_status_condition};
 use kcache_controller::finalizer::{self, finalizer, Event};
-use kcache_controller::{apply, set_controller_reference, Action, Controller, OwnerError};
-use kcache_controller::{ReconcileRequest, WriteTracker};
+use kcache_controller::{apply, set_controller_reference, Action, Controller, DefaultErrorPolicy};
+use kcache_controller::{OwnerError, ReconcileRequest};
 use kcache_core::{Object, Resource};
 use kcache_informer::{FactoryOptions, SharedInformerFactory};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
@@ -33,10 +33,9 @@ use serde_json::json;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// What reconcile needs: a client, where to report writes, and a log for the demo.
+/// What reconcile needs: a client, and a log for the demo.
 pub struct Ctx {
     client: Client,
-    writes: WriteTracker,
     log: Mutex<BTreeMap<String, usize>>,
     progress: Notify,
 }
@@ -54,40 +53,34 @@ pub enum Error {
     Owner(#[from] OwnerError),
 }
 
+/// Applies the Greeting's ConfigMap and sets `Ready`; the writes go through kcache-controller's
+/// helpers, which record them so the next reconcile reads them from the cache.
 async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, finalizer::Error<Error>> {
-    let (key, ns) = (ReconcileRequest::of(&*g), g.namespace().unwrap_or_default());
+    let key = ReconcileRequest::of(&*g);
+    let ns = key.namespace();
     let greetings = Api::<Greeting>::namespaced(ctx.client.clone(), ns);
     let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), ns);
-    let mut cleaned = false;
+    let (cm_name, mut cleaned) = (format!("{}-greeting", g.name()), false);
     let action = finalizer(&greetings, "example.kcache.dev/cleanup", g, |event| async {
         match event {
             Event::Apply(g) => {
                 let mut cm = ConfigMap::default();
-                cm.metadata.name = Some(format!("{}-greeting", g.name()));
-                cm.metadata.namespace = Some(key.namespace().into());
+                cm.metadata.name = Some(cm_name.clone());
+                cm.metadata.namespace = Some(ns.into());
                 cm.data = Some(BTreeMap::from([("message".into(), g.spec.message.clone())]));
                 set_controller_reference(&*g, &mut cm)?;
-                let written = apply(&configmaps, &cm, "kcache-controller-example", true).await?;
-                ctx.writes.wrote(&key, &written); // the next reconcile reads this write
-                let mut status = g.status.clone().unwrap_or_default();
+                apply(&configmaps, &cm, "kcache-controller-example", true).await?;
                 let ready = new_condition("Ready", "True", "ConfigMapApplied", "", g.generation());
-                if set_status_condition(&mut status.conditions, ready) {
-                    let patch = Patch::Merge(json!({ "status": status }));
-                    let params = PatchParams::default();
-                    let written = greetings.patch_status(g.name(), &params, &patch).await?;
-                    ctx.writes.wrote(&key, &written);
-                }
+                let status = g.status.as_ref();
+                patch_status_condition(&greetings, &*g, status, |s| &mut s.conditions, ready)
+                    .await?;
                 ctx.record(key.key());
                 Ok::<_, Error>(Action::requeue_after(Duration::from_secs(300)))
             }
-            Event::Cleanup(g) => {
-                let name = format!("{}-greeting", g.name());
-                match configmaps.delete(&name, &DeleteParams::default()).await {
+            Event::Cleanup(_) => {
+                match configmaps.delete(&cm_name, &DeleteParams::default()).await {
                     Err(e) if !e.is_not_found() => Err(Error::Api(e)),
-                    _ => {
-                        cleaned = true;
-                        Ok(Action::await_change())
-                    }
+                    _ => Ok(Action::await_change()).inspect(|_| cleaned = true),
                 }
             }
         }
@@ -99,16 +92,8 @@ async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, finalizer:
     Ok(action)
 }
 
-fn error_policy(g: Arc<Greeting>, error: &finalizer::Error<Error>, _: Arc<Ctx>) -> Action {
-    let chain = kcache_core::ErrorChain(error);
-    eprintln!(
-        "reconciling {} failed: {chain}; retrying with backoff",
-        g.name()
-    );
-    Action::requeue()
-}
-
-/// Runs the controller on `client` until `stop` fires.
+/// Runs the controller on `client` until `stop` fires; a failed reconcile is logged (tracing)
+/// and retried with the rate limiter's backoff.
 pub async fn run(client: Client, stop: CancellationToken, log: impl FnOnce(Arc<Ctx>)) {
     let factory = Arc::new(SharedInformerFactory::new(
         client.clone(),
@@ -122,12 +107,11 @@ pub async fn run(client: Client, stop: CancellationToken, log: impl FnOnce(Arc<C
         .shutdown_on(stop);
     let ctx = Arc::new(Ctx {
         client,
-        writes: controller.writes(),
         log: Mutex::default(),
         progress: Notify::new(),
     });
     log(ctx.clone());
-    if let Err(e) = controller.run(reconcile, error_policy, ctx).await {
+    if let Err(e) = controller.run(reconcile, DefaultErrorPolicy, ctx).await {
         eprintln!("the controller did not run: {e}");
     }
     factory.shutdown().await;

@@ -11,6 +11,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::read_your_writes::wrote;
+
 /// Applies `obj` as `field_manager` (`PATCH` with `application/apply-patch+yaml`). With
 /// `force`, fields owned by other managers are taken over instead of failing with 409
 /// (controllers usually force: they are the source of truth for what they apply).
@@ -18,7 +20,8 @@ use serde_json::Value;
 /// The body is `obj` as JSON with `apiVersion` and `kind` filled in from the `Api`'s resource
 /// when missing (apply requires them) and `metadata.managedFields` removed (the server refuses
 /// an apply carrying it). A `metadata.resourceVersion` left in `obj` makes the apply
-/// conditional on it. Returns the object as the server has it after the apply.
+/// conditional on it. Returns the object as the server has it after the apply, recorded for
+/// read-your-writes when called from a reconcile ([`wrote`](crate::wrote)).
 pub async fn apply<K>(
     api: &Api<K>,
     obj: &K,
@@ -29,7 +32,9 @@ where
     K: Object + Serialize + DeserializeOwned,
 {
     let (name, body, params) = apply_request(api, obj, field_manager, force)?;
-    api.patch(&name, &params, &Patch::Apply(body)).await
+    let written = api.patch(&name, &params, &Patch::Apply(body)).await?;
+    wrote(&written);
+    Ok(written)
 }
 
 /// [`apply`] to the `status` subresource: only the status fields of `obj` count.
@@ -43,7 +48,11 @@ where
     K: Object + Serialize + DeserializeOwned,
 {
     let (name, body, params) = apply_request(api, obj, field_manager, force)?;
-    api.patch_status(&name, &params, &Patch::Apply(body)).await
+    let written = api
+        .patch_status(&name, &params, &Patch::Apply(body))
+        .await?;
+    wrote(&written);
+    Ok(written)
 }
 
 fn apply_request<K: Object + Serialize>(

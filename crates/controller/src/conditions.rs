@@ -3,10 +3,17 @@
 //!
 //! `lastTransitionTime` moves only when the status does, so it tells how long a condition has
 //! held; reason, message and observedGeneration follow every call. Each setter says whether it
-//! changed anything, so a controller writes its status only when it did.
+//! changed anything, so a controller writes its status only when it did;
+//! [`patch_status_condition`] does both steps.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
+use kcache_core::Object;
+use kcache_transport::{Api, Patch, PatchParams};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::read_your_writes::wrote;
 
 /// `"True"`.
 pub const CONDITION_TRUE: &str = "True";
@@ -74,6 +81,40 @@ pub fn set_status_condition(conditions: &mut Vec<Condition>, new: Condition) -> 
         changed = true;
     }
     changed
+}
+
+/// Sets `new` in the conditions of `status` (`obj`'s status, `None` if it has none yet; the
+/// conditions reached through `conditions`) by [`set_status_condition`]'s rules and, only if
+/// that changed anything, merge-patches `obj`'s `status` subresource with the whole new status.
+/// Returns the object as written (recorded for read-your-writes when called from a reconcile,
+/// see [`wrote`](crate::wrote)), or `None` when nothing changed and nothing was sent.
+///
+/// ```ignore
+/// let ready = new_condition("Ready", "True", "ConfigMapApplied", "", g.generation());
+/// patch_status_condition(&api, &*g, g.status.as_ref(), |s: &mut FooStatus| &mut s.conditions, ready)
+///     .await?;
+/// ```
+pub async fn patch_status_condition<K, S>(
+    api: &Api<K>,
+    obj: &K,
+    status: Option<&S>,
+    conditions: impl FnOnce(&mut S) -> &mut Vec<Condition>,
+    new: Condition,
+) -> Result<Option<K>, kcache_core::Error>
+where
+    K: Object + DeserializeOwned,
+    S: Clone + Default + Serialize,
+{
+    let mut status = status.cloned().unwrap_or_default();
+    if !set_status_condition(conditions(&mut status), new) {
+        return Ok(None);
+    }
+    let patch = Patch::Merge(serde_json::json!({ "status": status }));
+    let written = api
+        .patch_status(obj.name(), &PatchParams::default(), &patch)
+        .await?;
+    wrote(&written);
+    Ok(Some(written))
 }
 
 /// Removes the condition of `type_` (apimachinery's `meta.RemoveStatusCondition`); whether one

@@ -520,7 +520,7 @@ impl<K: Resource + Object> Controller<K> {
             .unwrap_or_else(|| Box::new(default_controller_rate_limiter()));
         let metrics = metrics::provider_for(config.metrics.as_ref());
         let queue_config = QueueConfig {
-            metrics_provider: metrics.workqueue_metrics(),
+            metrics_provider: metrics.workqueue_metrics(&name),
             ..QueueConfig::named(&name)
         };
         let queue = RateLimitingQueue::wrap(

@@ -18,8 +18,6 @@ mod owner;
 mod predicate;
 #[cfg(feature = "prometheus")]
 mod prometheus;
-#[cfg(feature = "prometheus")]
-mod prometheus_workqueue;
 mod read_your_writes;
 mod reconcile_request;
 mod runnable;
@@ -50,7 +48,7 @@ pub use owner::{
 pub use predicate::{Event, Predicate};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusControllerMetrics;
-pub use read_your_writes::WriteTracker;
+pub use read_your_writes::{wrote, WriteTracker};
 pub use reconcile_request::ReconcileRequest;
 pub use runnable::{BoxFuture, Runnable};
 pub use source::SourceOptions;

@@ -22,6 +22,8 @@ mod health;
 mod http;
 mod signals;
 
+pub use signals::cancel_on_signal;
+
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};

@@ -32,9 +32,9 @@ pub trait ControllerMetricsProvider: Send + Sync {
     /// `controller_runtime_active_workers`.
     fn active_workers(&self, controller: &str) -> Arc<dyn GaugeMetric>;
     /// Where the controller's workqueue (named after the controller) reports its `workqueue_*`
-    /// metrics. `None`, the default: kcache-workqueue's global provider
-    /// ([`kcache_workqueue::set_provider`]), if any.
-    fn workqueue_metrics(&self) -> Option<Arc<dyn MetricsProvider>> {
+    /// metrics; asked once each time the controller starts. `None`, the default:
+    /// kcache-workqueue's global provider ([`kcache_workqueue::set_provider`]), if any.
+    fn workqueue_metrics(&self, _controller: &str) -> Option<Arc<dyn MetricsProvider>> {
         None
     }
 }

@@ -1,28 +1,34 @@
 //! Prometheus adapter for the controller metrics (feature `prometheus`), with
 //! controller-runtime's names and labels, its workqueue metrics included.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use parking_lot::Mutex;
 use prometheus::{
     exponential_buckets, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts,
     Registry,
 };
 
-use kcache_workqueue::MetricsProvider;
+use kcache_workqueue::{MetricsProvider, PrometheusMetricsProvider};
 
 use crate::metrics::{
     ControllerMetricsProvider, CounterMetric, GaugeMetric, HistogramMetric, SettableGaugeMetric,
 };
-use crate::prometheus_workqueue::PrometheusWorkqueueMetrics;
 
 /// Every controller's metrics as Prometheus vectors labelled `controller`, registered in one
 /// [`Registry`] (the one a manager serves on `/metrics`): the `controller_runtime_*` families
-/// and, as controller-runtime registers them, the controllers' `workqueue_*` families, labelled
-/// `name` and `controller`, the depth also by `priority` (so do not register kcache-workqueue's
-/// `PrometheusMetricsProvider` in the same registry: both name their families `workqueue_*`).
+/// and, as controller-runtime registers them, each controller's `workqueue_*` families
+/// (kcache-workqueue's [`PrometheusMetricsProvider`] with the constant label
+/// `controller=<name>`, the depth by `priority`, controller-runtime's buckets), registered when
+/// the controller starts (so do not register a plain `PrometheusMetricsProvider` in the same
+/// registry: its `workqueue_*` families lack the `controller` label).
 #[derive(Clone)]
 pub struct PrometheusControllerMetrics {
-    workqueue: PrometheusWorkqueueMetrics,
+    registry: Registry,
+    /// Each controller's queue metrics, by controller name: a controller started again under
+    /// the same name reports to the families it registered before.
+    workqueues: Arc<Mutex<HashMap<String, PrometheusMetricsProvider>>>,
     total: IntCounterVec,
     errors: IntCounterVec,
     terminal: IntCounterVec,
@@ -38,13 +44,14 @@ fn counter(name: &str, help: &str) -> prometheus::Result<IntCounterVec> {
 }
 
 impl PrometheusControllerMetrics {
-    /// Creates the `controller_runtime_*` and `workqueue_*` vectors and registers them in
-    /// `registry`.
+    /// Creates the `controller_runtime_*` vectors and registers them in `registry`, where each
+    /// controller's `workqueue_*` families go too.
     pub fn new(registry: &Registry) -> prometheus::Result<Self> {
         // controller-runtime's reconcile-time buckets: 5 ms up to about 60 s.
         let buckets = exponential_buckets(0.005, 2.0, 14)?;
         let p = PrometheusControllerMetrics {
-            workqueue: PrometheusWorkqueueMetrics::new(registry)?,
+            registry: registry.clone(),
+            workqueues: Arc::default(),
             total: IntCounterVec::new(
                 Opts::new(
                     "controller_runtime_reconcile_total",
@@ -103,62 +110,60 @@ impl PrometheusControllerMetrics {
     }
 }
 
-struct Counter(prometheus::IntCounter);
-impl CounterMetric for Counter {
-    fn inc(&self) {
-        self.0.inc()
-    }
-}
-struct Gauge(prometheus::IntGauge);
-impl GaugeMetric for Gauge {
-    fn inc(&self) {
-        self.0.inc()
-    }
-    fn dec(&self) {
-        self.0.dec()
-    }
-}
-struct Settable(prometheus::Gauge);
-impl SettableGaugeMetric for Settable {
-    fn set(&self, v: f64) {
-        self.0.set(v)
-    }
-}
-struct Histogram(prometheus::Histogram);
-impl HistogramMetric for Histogram {
-    fn observe(&self, v: f64) {
-        self.0.observe(v)
-    }
-}
-
 impl ControllerMetricsProvider for PrometheusControllerMetrics {
     fn reconcile_total(&self, controller: &str, result: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(Counter(self.total.with_label_values(&[controller, result])))
+        Arc::new(self.total.with_label_values(&[controller, result]))
     }
     fn reconcile_errors(&self, controller: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(Counter(self.errors.with_label_values(&[controller])))
+        Arc::new(self.errors.with_label_values(&[controller]))
     }
     fn terminal_reconcile_errors(&self, controller: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(Counter(self.terminal.with_label_values(&[controller])))
+        Arc::new(self.terminal.with_label_values(&[controller]))
     }
     fn reconcile_panics(&self, controller: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(Counter(self.panics.with_label_values(&[controller])))
+        Arc::new(self.panics.with_label_values(&[controller]))
     }
     fn reconcile_timeouts(&self, controller: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(Counter(self.timeouts.with_label_values(&[controller])))
+        Arc::new(self.timeouts.with_label_values(&[controller]))
     }
     fn reconcile_time(&self, controller: &str) -> Arc<dyn HistogramMetric> {
-        Arc::new(Histogram(self.time.with_label_values(&[controller])))
+        Arc::new(self.time.with_label_values(&[controller]))
     }
     fn max_concurrent_reconciles(&self, controller: &str) -> Arc<dyn SettableGaugeMetric> {
-        Arc::new(Settable(
-            self.max_concurrent.with_label_values(&[controller]),
-        ))
+        Arc::new(self.max_concurrent.with_label_values(&[controller]))
     }
     fn active_workers(&self, controller: &str) -> Arc<dyn GaugeMetric> {
-        Arc::new(Gauge(self.active.with_label_values(&[controller])))
+        Arc::new(self.active.with_label_values(&[controller]))
     }
-    fn workqueue_metrics(&self) -> Option<Arc<dyn MetricsProvider>> {
-        Some(Arc::new(self.workqueue.clone()))
+    /// Registers the controller's `workqueue_*` families, labelled `controller=<name>`, at its
+    /// first start; `None` (the queue then reports to kcache-workqueue's global provider, if
+    /// any) when the registry refuses them.
+    fn workqueue_metrics(&self, controller: &str) -> Option<Arc<dyn MetricsProvider>> {
+        let mut queues = self.workqueues.lock();
+        if let Some(p) = queues.get(controller) {
+            return Some(Arc::new(p.clone()));
+        }
+        // controller-runtime's duration buckets: 10 ns to 1000 s by factors of 10.
+        let registered = exponential_buckets(10e-9, 10.0, 12).and_then(|buckets| {
+            PrometheusMetricsProvider::builder()
+                .const_label("controller", controller)
+                .depth_by_priority()
+                .duration_buckets(buckets)
+                .register(&self.registry)
+        });
+        match registered {
+            Ok(p) => {
+                queues.insert(controller.to_string(), p.clone());
+                Some(Arc::new(p))
+            }
+            Err(error) => {
+                tracing::error!(
+                    controller,
+                    %error,
+                    "the registry refused the controller's workqueue_* metrics"
+                );
+                None
+            }
+        }
     }
 }

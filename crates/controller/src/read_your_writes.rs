@@ -1,9 +1,17 @@
 //! Read your writes: after a reconcile writes an object, the next reconcile of the same key waits
 //! until the informer of the written kind holds that write (its resourceVersion, KEP-5647's
 //! wait), so it never acts on the state from before its own write.
+//!
+//! A reconcile runs with its key and the controller's tracker in a task-local, so a write made
+//! on the reconcile's own task is recorded without naming either: the crate's write helpers
+//! ([`apply`](crate::apply), [`apply_status`](crate::apply_status),
+//! [`patch_status_condition`](crate::conditions::patch_status_condition)) call [`wrote`]
+//! themselves, and a reconcile calls it after any other write. A task the reconcile spawns does
+//! not inherit the task-local: record its writes with [`WriteTracker::wrote`].
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,7 +21,23 @@ use parking_lot::Mutex;
 
 use crate::reconcile_request::ReconcileRequest;
 
-/// Where a reconcile reports what it wrote. Get it from
+tokio::task_local! {
+    /// The tracker and key of the reconcile running on this task.
+    static RECONCILING: (WriteTracker, ReconcileRequest);
+}
+
+/// Records `written` (what a write call returned) for the reconcile running on this task, as
+/// [`WriteTracker::wrote`] with its key: the next reconcile of that key waits until the cache
+/// holds this write. Whether there was such a reconcile (outside one, or on a task it spawned,
+/// nothing is recorded).
+pub fn wrote<O: Object>(written: &O) -> bool {
+    RECONCILING
+        .try_with(|(tracker, request)| tracker.wrote(request, written))
+        .is_ok()
+}
+
+/// Where a reconcile reports what it wrote. On the reconcile's own task [`wrote`] finds it; for
+/// writes made elsewhere (a spawned task), get it from
 /// [`Controller::writes`](crate::Controller::writes) before `run` and keep it in your context.
 /// Cheap to clone; every clone is the same tracker.
 ///
@@ -74,6 +98,15 @@ impl WriteTracker {
     /// Whether a reconcile of `request` would wait for a write.
     pub fn is_pending(&self, request: &ReconcileRequest) -> bool {
         self.inner.pending.lock().contains_key(request)
+    }
+
+    /// Runs `reconcile` (of `request`) with this tracker and `request` in reach of [`wrote`].
+    pub(crate) fn scope<F: Future>(
+        &self,
+        request: &ReconcileRequest,
+        reconcile: F,
+    ) -> impl Future<Output = F::Output> {
+        RECONCILING.scope((self.clone(), request.clone()), reconcile)
     }
 
     /// Forgets the writes of a key whose object is gone.

@@ -97,7 +97,10 @@ where
             }
         };
         let start = Instant::now();
-        let call = AssertUnwindSafe(reconcile(obj.clone(), self.ctx.clone())).catch_unwind();
+        let call = self
+            .writes
+            .scope(request, reconcile(obj.clone(), self.ctx.clone()));
+        let call = AssertUnwindSafe(call).catch_unwind();
         let outcome = match self.reconcile_timeout {
             Some(limit) => match tokio::time::timeout(limit, call).await {
                 Ok(r) => r.map_or(Outcome::Panicked, Outcome::Done),

@@ -2,11 +2,58 @@
 //! owned ConfigMap and a `Ready` condition, the unlabelled one is ignored, a deleted ConfigMap is
 //! put back, a changed message reaches the ConfigMap and the condition's observedGeneration (its
 //! lastTransitionTime kept), and a deleted Greeting's ConfigMap is deleted by the finalizer's
-//! cleanup before the Greeting goes.
+//! cleanup before the Greeting goes. And `patch_status_condition` on its Greeting CRD.
 
 #[allow(dead_code)]
 #[path = "../examples/controller.rs"]
 mod example;
+
+use example::Greeting;
+use kcache_controller::conditions::{new_condition, patch_status_condition};
+use kcache_core::Object;
+use kcache_transport::{Api, PostParams};
+
+use crate::helpers::cluster;
+
+#[tokio::test]
+async fn patch_status_condition_writes_only_a_change() {
+    let (_c, client, ns) = cluster("status-condition").await;
+    example::ensure_crd(&client).await.unwrap();
+    let api = Api::<Greeting>::namespaced(client, &ns);
+    let g = Greeting::new("g", "hello", false);
+    let g = api.create(&PostParams::default(), &g).await.unwrap();
+    let ready = |status: &str| new_condition("Ready", status, "Checked", "", g.generation());
+    let set = |g: Greeting, status: &str| {
+        let new = ready(status);
+        let api = api.clone();
+        async move {
+            patch_status_condition(&api, &g, g.status.as_ref(), |s| &mut s.conditions, new)
+                .await
+                .unwrap()
+        }
+    };
+
+    let first = set(g.clone(), "True")
+        .await
+        .expect("a new condition is written");
+    assert_eq!(first.ready().map(|c| c.status.as_str()), Some("True"));
+    assert_eq!(first.spec.message, "hello", "only the status is patched");
+    let unchanged = set(first.clone(), "True").await;
+    assert!(unchanged.is_none(), "nothing changed, nothing sent");
+    let stored = api.get("g").await.unwrap();
+    assert_eq!(stored.resource_version(), first.resource_version());
+    let second = set(stored, "False")
+        .await
+        .expect("a changed status is written");
+    let (was, now) = (first.ready().unwrap(), second.ready().unwrap());
+    assert_eq!(now.status, "False");
+    assert!(now.last_transition_time.0 >= was.last_transition_time.0);
+    assert_eq!(
+        second.status.unwrap().conditions.len(),
+        1,
+        "replaced, not added"
+    );
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_example_converges_repairs_a_deleted_configmap_sets_ready_and_cleans_up() {

@@ -464,3 +464,40 @@ async fn two_running_controllers_cannot_share_a_name() {
     stop.cancel();
     task.await.unwrap().unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_write_is_recorded_for_the_reconcile_running_on_its_task() {
+    let fake = Fake::new("task-local-writes", [cm("ns", "a")]);
+    let ctx = Arc::new(Recorder::default());
+    let c = Controller::for_informer(fake.cache()).named("task-local-writes");
+    let writes = c.writes();
+    assert!(
+        !kcache_controller::wrote(&cm("ns", "a")),
+        "no reconcile runs on the test's task"
+    );
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let (stop, task) = spawn_run(c, ctx.clone(), move |cm, ctx: Arc<Ctx>| {
+        let (writes, seen) = (writes.clone(), s.clone());
+        async move {
+            let key = ReconcileRequest::of(&*cm);
+            let before = writes.is_pending(&key);
+            let recorded = kcache_controller::wrote(&*cm);
+            let pending = writes.is_pending(&key);
+            let c = cm.clone();
+            let spawned = tokio::spawn(async move { kcache_controller::wrote(&*c) });
+            let on_spawned = spawned.await.unwrap();
+            seen.lock().push((before, recorded, pending, on_spawned));
+            ctx.record(&cm);
+            Ok(Action::await_change())
+        }
+    });
+    ctx.wait_until("one reconcile", |c| c.len() == 1).await;
+    stop.cancel();
+    task.await.unwrap().unwrap();
+    assert_eq!(
+        *seen.lock(),
+        [(false, true, true, false)],
+        "(pending before, recorded, pending after, recorded on a spawned task)"
+    );
+}

@@ -6,6 +6,7 @@
 //! cargo run -p kcache --example sample-controller                    # embedded demo; exits
 //! cargo run -p kcache --example sample-controller -- --kubeconfig F  # a cluster, until Ctrl-C
 //! cargo run -p kcache --example sample-controller -- --kubeconfig F --leader-elect --id a
+//! cargo run -p kcache --example sample-controller -- --kubeconfig F --shard-ring foos --id a
 //! ```
 //!
 //! Without `--kubeconfig` and `$KUBECONFIG`, it runs a scripted demo on kcache-testserver
@@ -13,8 +14,11 @@
 //! kube-controller-manager; `--simulate-deployments` runs it on a cluster without one, e.g.
 //! envtest). With a cluster it creates the CRD if absent and runs until SIGTERM or Ctrl-C; in a
 //! pod it uses the pod's service account. With `--leader-elect` only the Lease's holder
-//! reconciles (the others keep warm caches); SIGTERM releases the Lease. `deploy/` runs it in a
-//! cluster (`cargo xtask e2e --kind`).
+//! reconciles (the others keep warm caches); SIGTERM releases the Lease. With `--shard-ring R`
+//! every replica reconciles its own part of the Foos instead (kcache-sharding's label mode: a
+//! shard Lease per replica, one replica elected as the sharder labels each Foo and the Deployment
+//! it controls with its shard). `deploy/` runs it in a cluster, leader-elected and sharded
+//! (`cargo xtask e2e --kind`).
 
 #[path = "sample_controller/mod.rs"]
 mod sample_controller;
@@ -24,9 +28,11 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use k8s_openapi::api::apps::v1::Deployment;
-use kcache::controller::ReconcileRequest;
+use kcache::controller::{Manager, ReconcileRequest};
 use kcache::core::BoxError;
+use kcache::informer::FactoryOptions;
 use kcache::leaderelection::{LeaderElectionConfig, LeaseLock};
+use kcache::sharding::{Ring, Shard, Sharding};
 use kcache::transport::{
     Api, Client, Config, DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams,
     PostParams,
@@ -73,6 +79,10 @@ struct Args {
     /// The Lease's name.
     #[arg(long, default_value = "sample-controller")]
     lease_name: String,
+    /// Run as one shard of the ring named so (kcache-sharding), instead of leader-elected: the
+    /// replica's Lease and the sharder's live in `--lease-namespace`.
+    #[arg(long, conflicts_with = "leader_elect")]
+    shard_ring: Option<String>,
     /// This replica's identity in the Lease (default: `$POD_NAME`, which a Deployment sets
     /// through the downward API; else hostname + "_" + the process id).
     #[arg(long)]
@@ -122,6 +132,9 @@ async fn main() -> Result<(), BoxError> {
 async fn run_on_cluster(config: Config, args: &Args) -> Result<(), BoxError> {
     tracing::info!(server = %config.cluster_url, "running against a cluster until Ctrl-C");
     let client = Client::new(config.clone())?;
+    if let Some(ring) = &args.shard_ring {
+        return run_sharded(client, ring, args).await;
+    }
     let mut manager = sample_controller::manager(client, args.namespace.clone());
     if args.leader_elect {
         let identity = args.id.clone().unwrap_or_else(default_identity);
@@ -139,8 +152,55 @@ async fn run_on_cluster(config: Config, args: &Args) -> Result<(), BoxError> {
         manager = manager.leader_election_with(lock, election);
     }
     let mut manager = manager.build()?;
-    sample_controller::add_to(&mut manager, args.workers, args.simulate_deployments).await?;
+    sample_controller::add_to(&mut manager, args.workers, args.simulate_deployments, None).await?;
     Ok(manager.run().await?)
+}
+
+/// Runs as one shard of `ring` until SIGTERM or Ctrl-C: holds this replica's shard Lease and,
+/// for each term of holding it, runs the Foo controller over the Foos (and Deployments) labelled
+/// for this shard; campaigns for the sharder. On a signal the controller stops first, then both
+/// Leases are released, so the others take its Foos over at once.
+async fn run_sharded(client: Client, ring: &str, args: &Args) -> Result<(), BoxError> {
+    let identity = args.id.clone().unwrap_or_else(default_identity);
+    let namespace = args.namespace.clone();
+    tracing::info!(%identity, %ring, "joining the shard ring");
+    let sharding = Sharding::new(
+        client.clone(),
+        Ring::new(ring, &args.lease_namespace),
+        &identity,
+    )
+    .kind::<Foo>(namespace.as_deref())
+    .controlled::<Deployment>(namespace.as_deref())
+    .lease_timing(args.lease_duration, args.renew_deadline, args.retry_period);
+    sample_controller::crd::ensure_foo_crd(&client).await?;
+    let shutdown = CancellationToken::new();
+    kcache::controller::manager::cancel_on_signal(shutdown.clone())?;
+    let (workers, simulate) = (args.workers, args.simulate_deployments);
+    let work = move |shard: Shard| {
+        let (client, namespace) = (client.clone(), namespace.clone());
+        async move {
+            tracing::info!(shard = %shard.name(), "holding the shard Lease: reconciling its Foos");
+            let options = FactoryOptions {
+                label_selector: Some(shard.label_selector()),
+                ..sample_controller::factory_options(namespace)
+            };
+            let mut manager = match Manager::builder(client).factory_options(options).build() {
+                Ok(manager) => manager,
+                Err(e) => return tracing::error!("no manager for the shard: {e}"),
+            };
+            let token = shard.token();
+            if let Err(e) =
+                sample_controller::add_controllers(&mut manager, workers, simulate, Some(shard))
+            {
+                return tracing::error!("cannot add the shard's controllers: {e}");
+            }
+            if let Err(e) = manager.run_until(token).await {
+                tracing::error!("the shard's controller stopped: {e}");
+            }
+        }
+    };
+    sharding.run(shutdown, work).await?;
+    Ok(())
 }
 
 /// The pod's name in a pod (`$POD_NAME`, so the Lease's holder names the pod, as
@@ -179,7 +239,7 @@ async fn run_demo(args: &Args) -> Result<(), BoxError> {
 
     // The embedded server has no kube-controller-manager: simulate its deployment controller.
     let mut manager = sample_controller::manager(client.clone(), None).build()?;
-    let sample = sample_controller::add_to(&mut manager, args.workers, true).await?;
+    let sample = sample_controller::add_to(&mut manager, args.workers, true, None).await?;
     let stop = CancellationToken::new();
     let running = tokio::spawn(manager.run_until(stop.clone()));
     let budget = Duration::from_secs(args.demo_seconds);

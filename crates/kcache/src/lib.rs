@@ -48,6 +48,10 @@ pub use kcache_leaderelection as leaderelection;
 #[cfg(feature = "controller")]
 pub use kcache_controller as controller;
 
+/// One controller's objects spread over several replicas ([`kcache-sharding`](kcache_sharding)).
+#[cfg(feature = "sharding")]
+pub use kcache_sharding as sharding;
+
 /// The integration-test harness ([`kcache-testing`](kcache_testing)): `TestCluster`, raw client.
 #[cfg(feature = "testing")]
 pub use kcache_testing as testing;

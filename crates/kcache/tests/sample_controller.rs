@@ -9,15 +9,19 @@
 mod sample;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kcache::controller::ReconcileRequest;
+use kcache::controller::{Manager, ReconcileRequest};
+use kcache::informer::FactoryOptions;
+use kcache::sharding::{Ring, Shard, Sharding};
 use kcache::transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use kcache_core::Object;
 use kcache_testing::{RequestMatch, TestCluster, Verb};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -69,7 +73,7 @@ async fn sample_controller_reconciles_foos() {
     let mut manager = sample::manager(client.clone(), Some(ns.clone()))
         .build()
         .expect("manager");
-    let sample = sample::add_to(&mut manager, 2, !real_controllers)
+    let sample = sample::add_to(&mut manager, 2, !real_controllers, None)
         .await
         .expect("the CRD, the controller");
     let ctl = sample.ctx.clone();
@@ -359,6 +363,196 @@ async fn sample_controller_reconciles_foos() {
 
 /// `deploy/crd.yaml` (what users and `cargo xtask e2e --kind` apply) is the CRD the controller
 /// creates itself when allowed to.
+/// One replica of the sharded sample-controller: its shard Lease and, for each term, the Foo
+/// controller over its shard's objects; `ctx` is the current term's controller.
+struct Replica {
+    name: String,
+    stop: CancellationToken,
+    ctx: Arc<Mutex<Option<Arc<sample::controller::Ctx>>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+fn start_replica(client: &Client, ns: &str, ring: &str, name: &str) -> Replica {
+    let sharding = Sharding::new(client.clone(), Ring::new(ring, ns), name)
+        .kind::<Foo>(Some(ns))
+        .controlled::<Deployment>(Some(ns))
+        .lease_timing(
+            Duration::from_secs(6),
+            Duration::from_secs(4),
+            Duration::from_millis(500),
+        )
+        .sync_period(Duration::from_millis(500));
+    let (stop, ctx) = (CancellationToken::new(), Arc::new(Mutex::new(None)));
+    let (client, namespace, current) = (client.clone(), ns.to_string(), ctx.clone());
+    let work = move |shard: Shard| {
+        let (client, current) = (client.clone(), current.clone());
+        let options = FactoryOptions {
+            label_selector: Some(shard.label_selector()),
+            ..sample::factory_options(Some(namespace.clone()))
+        };
+        async move {
+            let token = shard.token();
+            let mut manager = Manager::builder(client)
+                .factory_options(options)
+                .build()
+                .expect("manager");
+            // The test reads the Deployments' spec, not their status: no simulated controller.
+            let added = sample::add_controllers(&mut manager, 1, false, Some(shard))
+                .expect("the shard's controllers");
+            *current.lock() = Some(added.ctx);
+            manager.run_until(token).await.expect("the shard's manager");
+        }
+    };
+    let task = tokio::spawn({
+        let stop = stop.clone();
+        async move { sharding.run(stop, work).await.expect("lease timing") }
+    });
+    Replica {
+        name: name.to_string(),
+        stop,
+        ctx,
+        task,
+    }
+}
+
+/// Foos the sharded test creates: enough that every one of three replicas gets some.
+const FOOS: usize = 24;
+
+/// Foo name → the shard its label names.
+async fn placement(foos: &Api<Foo>, label: &str) -> BTreeMap<String, Option<String>> {
+    let list = foos.list(&Default::default()).await.expect("list Foos");
+    list.items
+        .iter()
+        .map(|f| (f.name().to_string(), f.label(label).map(str::to_string)))
+        .collect()
+}
+
+/// The sample-controller as three shards of one ring (`--shard-ring`): every Foo is placed on
+/// one replica, reconciled there, its Deployment labelled for the same shard; a replica stopped
+/// gracefully hands its Foos to the others, and a replica joining gets its part through drains,
+/// the Deployments following their Foos; each time a change of every Foo is reconciled by the
+/// replica it is placed on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_sample_controller_spreads_foos_and_hands_them_over() {
+    let cluster = TestCluster::start().await.expect("test cluster");
+    let ns = cluster
+        .create_namespace("sharded-sample")
+        .await
+        .expect("namespace");
+    let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).expect("kubeconfig");
+    (config.qps, config.burst) = (200.0, 400);
+    let client = Client::new(config).expect("client");
+    sample::crd::ensure_foo_crd(&client).await.expect("the CRD");
+    let ring = format!("foos-{ns}");
+    let (label, drain) = (
+        Ring::new(&ring, &ns).shard_label(),
+        Ring::new(&ring, &ns).drain_label(),
+    );
+    let mut replicas: Vec<Replica> = ["r0", "r1", "r2"]
+        .iter()
+        .map(|name| start_replica(&client, &ns, &ring, name))
+        .collect();
+    let foos: Api<Foo> = Api::namespaced(client.clone(), &ns);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &ns);
+    for i in 0..FOOS {
+        let name = format!("foo-{i:02}");
+        let foo = Foo::new(&ns, &name, &name, 1);
+        foos.create(&PostParams::default(), &foo)
+            .await
+            .expect("create Foo");
+    }
+
+    // Placed on live replicas, every one of them, and reconciled by the one it names.
+    let ctxs: Mutex<BTreeMap<String, _>> = Mutex::new(
+        replicas
+            .iter()
+            .map(|r| (r.name.clone(), r.ctx.clone()))
+            .collect(),
+    );
+    let reconciled_by_owner = |live: Vec<String>, replicas_wanted: i32| {
+        let (foos, deployments, label, ns, ctxs) = (&foos, &deployments, &label, &ns, &ctxs);
+        let drain = &drain;
+        async move || {
+            let placed = placement(foos, label).await;
+            let mut used = BTreeMap::<&str, usize>::new();
+            for (name, shard) in &placed {
+                let Some(shard) = shard.as_deref().filter(|s| live.iter().any(|l| l == s)) else {
+                    return false;
+                };
+                *used.entry(shard).or_default() += 1;
+                let current = ctxs.lock()[shard].clone();
+                let Some(ctx) = current.lock().clone() else {
+                    return false;
+                };
+                let key = ReconcileRequest::new(ns, name);
+                if ctx.stats.lock().get(&key).is_none_or(|s| s.synced == 0) {
+                    return false;
+                }
+                let d = match deployments.get(name).await {
+                    Ok(d) => d,
+                    Err(e) if e.is_not_found() => return false,
+                    Err(e) => panic!("get Deployment {name}: {e}"),
+                };
+                let wanted = d.spec.replicas == Some(replicas_wanted);
+                if d.label(label) != Some(shard) || d.label(drain).is_some() || !wanted {
+                    return false;
+                }
+            }
+            placed.len() == FOOS && used.len() == live.len()
+        }
+    };
+    let all: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
+    wait_until(
+        "every Foo placed on a replica and reconciled by it",
+        LIMIT,
+        reconciled_by_owner(all, 1),
+    )
+    .await
+    .unwrap();
+
+    // A graceful stop releases the shard Lease: its Foos move to the others at once.
+    let gone = replicas.remove(0);
+    gone.stop.cancel();
+    gone.task.await.expect("the stopped replica");
+    for i in 0..FOOS {
+        let patch = Patch::Merge(json!({"spec": {"replicas": 2}}));
+        foos.patch(&format!("foo-{i:02}"), &PatchParams::default(), &patch)
+            .await
+            .expect("patch Foo");
+    }
+    let live: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
+    wait_until(
+        "every Foo on a live replica, its change reconciled there",
+        LIMIT,
+        reconciled_by_owner(live, 2),
+    )
+    .await
+    .unwrap();
+
+    // A replica joins: the others drain its Foos (the shard acknowledges), the Deployments
+    // follow their Foos, and the new replica reconciles a change of each of its Foos.
+    replicas.push(start_replica(&client, &ns, &ring, "r3"));
+    ctxs.lock().insert("r3".into(), replicas[2].ctx.clone());
+    for i in 0..FOOS {
+        let patch = Patch::Merge(json!({"spec": {"replicas": 3}}));
+        foos.patch(&format!("foo-{i:02}"), &PatchParams::default(), &patch)
+            .await
+            .expect("patch Foo");
+    }
+    let live: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
+    wait_until(
+        "every Foo on one of three live replicas, the joiner's included, its change reconciled",
+        LIMIT,
+        reconciled_by_owner(live, 3),
+    )
+    .await
+    .unwrap();
+    for r in replicas {
+        r.stop.cancel();
+        r.task.await.expect("replica");
+    }
+}
+
 #[test]
 fn deploy_crd_yaml_is_foo_crd() {
     let path = concat!(

@@ -13,6 +13,11 @@
 //!   once; else set the drain label and wait for the shard to acknowledge by removing both labels,
 //!   after which the object is unassigned and the next pass assigns it.
 //!
+//! Objects of a controlled kind (a primary object's children, acted on only through its
+//! reconcile) follow their controller owner: once the owner is assigned and not draining, the
+//! child gets the owner's shard label directly, without a drain of its own; children of
+//! no sharded owner are left alone.
+//!
 //! A shard that is gone cannot acknowledge. The sharder then takes over its Lease, with the
 //! leader-election rules: once it has seen the Lease unchanged for the lease duration on its own
 //! clock (its Lease informer's events date each version; or released), it writes itself as holder, conditional on that version. The shard's work
@@ -48,6 +53,21 @@ pub(crate) struct ShardedKind {
     pub resource: ApiResource,
     pub namespace: Option<String>,
     pub key: ShardKey<DynamicObject>,
+    /// A controlled kind ([`Sharding::controlled`](crate::Sharding::controlled)): its objects
+    /// follow their controller owner's shard, without a drain.
+    pub controlled: bool,
+}
+
+/// `group/Kind/namespace/name` of an object of `kind` itself (what a child's controller
+/// ownerReference names).
+fn own_key(kind: &ShardedKind, obj: &DynamicObject) -> String {
+    let namespace = obj.namespace().unwrap_or("");
+    format!(
+        "{}/{}/{namespace}/{}",
+        kind.resource.group,
+        kind.resource.kind,
+        obj.name()
+    )
 }
 
 /// Timing the sharder shares with the shards' Leases.
@@ -187,12 +207,29 @@ impl Sharder {
             return Ok(Some(pass));
         }
         let ring = HashRing::new(live);
-        for (k, kind) in self.kinds.iter().enumerate() {
+        // Where each primary object is settled (assigned, not draining), by its own
+        // `group/Kind/namespace/name`: controlled objects follow it. Primary kinds go first.
+        let mut settled: HashMap<String, String> = HashMap::new();
+        let mut order: Vec<usize> = (0..self.kinds.len()).collect();
+        order.sort_by_key(|&k| self.kinds[k].controlled);
+        for k in order {
+            let kind = &self.kinds[k];
             let objects = cached.objects(k);
             let mut latest: Option<String> = None;
             let mut movable: HashMap<String, bool> = HashMap::new();
             let mut writes = Vec::new();
             for (i, obj) in objects.iter().enumerate() {
+                if kind.controlled {
+                    if let Some(write) = self.follow_owner(obj, &settled) {
+                        writes.push((i, write));
+                    }
+                    continue;
+                }
+                if let Some(shard) = obj.label(&self.ring.shard_label()) {
+                    if obj.label(&self.ring.drain_label()).is_none() {
+                        settled.insert(own_key(kind, obj), shard.to_string());
+                    }
+                }
                 let Some(write) = self.placement(kind, &ring, obj) else {
                     continue;
                 };
@@ -228,6 +265,11 @@ impl Sharder {
                         latest = Some(rv.clone());
                     }
                 }
+                if let (false, Ok((Write::Assign(to) | Write::Move { to, .. }, _))) =
+                    (kind.controlled, &done)
+                {
+                    settled.insert(own_key(kind, &objects[i]), to.clone());
+                }
                 match done.map(|(w, _)| w) {
                     Ok(Write::Assign(_)) => pass.assigned += 1,
                     Ok(Write::Move { .. }) => pass.moved += 1,
@@ -259,6 +301,30 @@ impl Sharder {
                 from: current.to_string(),
                 to: owner.to_string(),
             }),
+        }
+    }
+
+    /// What a controlled object needs: the shard its controller owner is settled on (by the
+    /// owner's key, which is the object's), or nothing while the owner is unassigned or draining
+    /// — the old shard may still reconcile the owner, and acts on the object only through it.
+    fn follow_owner(
+        &self,
+        obj: &DynamicObject,
+        settled: &HashMap<String, String>,
+    ) -> Option<Write> {
+        let owner = obj.controller_owner()?;
+        let namespace = obj.namespace().unwrap_or("");
+        let key = format!(
+            "{}/{}/{namespace}/{}",
+            owner.group(),
+            owner.kind,
+            owner.name
+        );
+        let owner_shard = settled.get(&key)?;
+        let drained = obj.label(&self.ring.drain_label()).is_some();
+        match obj.label(&self.ring.shard_label()) {
+            Some(current) if current == owner_shard && !drained => None,
+            _ => Some(Write::Assign(owner_shard.clone())),
         }
     }
 
@@ -396,7 +462,10 @@ fn newer(a: &str, b: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::core::v1::ConfigMap;
+    use std::collections::BTreeMap;
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use kcache_core::ListParams;
     use kcache_core::Resource;
     use kcache_testing::TestCluster;
@@ -467,6 +536,7 @@ mod tests {
             resource: ConfigMap::api_resource(),
             namespace: Some(ns.clone()),
             key: ShardKey::of_kind("", "ConfigMap"),
+            controlled: false,
         };
         let timing = Timing {
             lease_duration: Duration::from_secs(60),
@@ -570,6 +640,7 @@ mod tests {
             resource: ConfigMap::api_resource(),
             namespace: Some(ns.clone()),
             key: ShardKey::of_kind("", "ConfigMap"),
+            controlled: false,
         };
         let timing = Timing {
             lease_duration: Duration::from_secs(60),
@@ -618,5 +689,187 @@ mod tests {
             .expect("an object created later is assigned on its add event");
         stop.cancel();
         running.await.unwrap();
+    }
+
+    /// Children (Secrets controlled by the ConfigMaps) get their owner's shard in the pass that
+    /// assigns it; a join drains only the owners, and each child follows once its owner's drain
+    /// was acknowledged, never drained itself; a child of no sharded owner stays unlabelled.
+    #[tokio::test]
+    async fn controlled_objects_follow_their_owner_without_a_drain() {
+        let cluster = TestCluster::start().await.unwrap();
+        let ns = cluster.create_namespace("controlled").await.unwrap();
+        let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
+        config.qps = 0.0;
+        let client = Client::new(config).unwrap();
+        let cms =
+            Api::<DynamicObject>::dynamic(client.clone(), ConfigMap::api_resource(), Some(&ns));
+        let secrets =
+            Api::<DynamicObject>::dynamic(client.clone(), Secret::api_resource(), Some(&ns));
+        let (typed_cms, typed_secrets) = (
+            Api::<ConfigMap>::namespaced(client.clone(), &ns),
+            Api::<Secret>::namespaced(client.clone(), &ns),
+        );
+        for i in 0..10 {
+            let mut cm = ConfigMap::default();
+            cm.metadata.name = Some(format!("owner-{i}"));
+            let cm = typed_cms.create(&PostParams::default(), &cm).await.unwrap();
+            let mut secret = Secret::default();
+            secret.metadata.name = Some(format!("child-{i}"));
+            secret.metadata.owner_references = Some(vec![OwnerReference {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: cm.metadata.name.clone().unwrap(),
+                uid: cm.metadata.uid.clone().unwrap(),
+                controller: Some(true),
+                block_owner_deletion: None,
+            }]);
+            typed_secrets
+                .create(&PostParams::default(), &secret)
+                .await
+                .unwrap();
+        }
+        let mut orphan = Secret::default();
+        orphan.metadata.name = Some("orphan".into());
+        typed_secrets
+            .create(&PostParams::default(), &orphan)
+            .await
+            .unwrap();
+        let ring = Ring::new("unit", &ns);
+        let kind = |resource, controlled| ShardedKind {
+            resource,
+            namespace: Some(ns.clone()),
+            key: ShardKey::of_kind("", "ConfigMap"),
+            controlled,
+        };
+        let kinds = vec![
+            kind(Secret::api_resource(), true), // listed first: primary kinds still go first
+            kind(ConfigMap::api_resource(), false),
+        ];
+        let timing = Timing {
+            lease_duration: Duration::from_secs(60),
+            renew_deadline: Duration::from_secs(40),
+            sync_period: Duration::from_secs(1),
+        };
+        let leases = Arc::new(LeaseInformer::new(client.clone(), ring.clone()));
+        let stop = CancellationToken::new();
+        let watching = tokio::spawn({
+            let (leases, stop) = (leases.clone(), stop.clone());
+            async move { leases.run(stop).await }
+        });
+        assert!(leases.wait_for_sync().await);
+        let cached = Arc::new(ObjectInformers::new(&client, &ring, &kinds));
+        let caching = tokio::spawn({
+            let (cached, stop) = (cached.clone(), stop.clone());
+            async move { cached.run(stop).await }
+        });
+        assert!(cached.wait_for_sync().await);
+        let sharder = Sharder::new(
+            client.clone(),
+            ring.clone(),
+            "a".into(),
+            kinds,
+            timing,
+            leases.clone(),
+        );
+        let shard_of = |api: &Api<DynamicObject>| {
+            let (api, ring) = (api.clone(), ring.clone());
+            async move {
+                let list = api.list(&ListParams::default()).await.unwrap().items;
+                list.iter()
+                    .map(|o| {
+                        let shard = o.label(&ring.shard_label()).map(str::to_string);
+                        let drained = o.label(&ring.drain_label()).is_some();
+                        (o.name().to_string(), (shard, drained))
+                    })
+                    .collect::<BTreeMap<_, _>>()
+            }
+        };
+
+        join(&client, &ring, "a").await;
+        until_cached(&leases, 1).await;
+        let pass = sharder.pass(&cached, &stop).await.unwrap();
+        assert_eq!(pass, None, "first sight");
+        let pass = sharder
+            .pass(&cached, &stop)
+            .await
+            .unwrap()
+            .expect("settled");
+        assert_eq!(
+            pass.assigned, 20,
+            "10 owners and their 10 children in one pass"
+        );
+        let children = shard_of(&secrets).await;
+        assert_eq!(children["orphan"], (None, false));
+        for i in 0..10 {
+            assert_eq!(children[&format!("child-{i}")], (Some("a".into()), false));
+        }
+
+        join(&client, &ring, "b").await;
+        until_cached(&leases, 2).await;
+        let pass = sharder.pass(&cached, &stop).await.unwrap();
+        assert_eq!(pass, None, "b just joined");
+        let pass = sharder
+            .pass(&cached, &stop)
+            .await
+            .unwrap()
+            .expect("settled");
+        assert!(pass.drained > 0 && pass.drained < 10, "{pass:?}");
+        assert_eq!(
+            (pass.assigned, pass.moved),
+            (0, 0),
+            "children wait for their owners"
+        );
+        let owners = shard_of(&cms).await;
+        let children = shard_of(&secrets).await;
+        let mut moving = Vec::new();
+        for i in 0..10 {
+            let (owner, child) = (
+                &owners[&format!("owner-{i}")],
+                &children[&format!("child-{i}")],
+            );
+            assert_eq!(
+                *child,
+                (Some("a".into()), false),
+                "child-{i} stays while owner-{i} drains"
+            );
+            if owner.1 {
+                moving.push(i);
+            }
+        }
+        assert_eq!(moving.len(), pass.drained);
+        // Shard a acknowledges its owners' drains (removes both labels).
+        for i in &moving {
+            let patch = json!({"metadata": {"labels": {
+                ring.shard_label(): null, ring.drain_label(): null}}});
+            let acked = cms
+                .patch(
+                    &format!("owner-{i}"),
+                    &PatchParams::default(),
+                    &Patch::Merge(patch),
+                )
+                .await
+                .unwrap();
+            let rv = acked.resource_version().unwrap().to_string();
+            cached.catch_up(1, &rv, Duration::from_secs(30)).await;
+        }
+        let pass = sharder
+            .pass(&cached, &stop)
+            .await
+            .unwrap()
+            .expect("settled");
+        assert_eq!(
+            pass.assigned,
+            2 * moving.len(),
+            "each owner and its child: {pass:?}"
+        );
+        let children = shard_of(&secrets).await;
+        for i in 0..10 {
+            let to = if moving.contains(&i) { "b" } else { "a" };
+            assert_eq!(children[&format!("child-{i}")], (Some(to.into()), false));
+        }
+        assert_eq!(children["orphan"], (None, false));
+        stop.cancel();
+        watching.await.unwrap();
+        caching.await.unwrap();
     }
 }

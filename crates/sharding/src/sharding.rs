@@ -58,9 +58,11 @@ impl Sharding {
         }
     }
 
-    /// Shards objects of `K` (in `namespace`, or all), keyed by [`ShardKey::of_resource`]:
-    /// owned kinds follow their controller owner. Add every kind the shard's controllers watch
-    /// through the shard's factory, owned kinds included.
+    /// Shards objects of `K` (in `namespace`, or all), keyed by [`ShardKey::of_resource`]: a
+    /// kind the shard's controllers reconcile (`Controller::for_`), whose drains the shard
+    /// acknowledges in [`Shard::reconciler`](crate::Shard::reconciler). Add the kinds they own
+    /// with [`controlled`](Self::controlled): every kind the shard's factory serves must be one
+    /// or the other.
     pub fn kind<K: Resource + Object>(self, namespace: Option<&str>) -> Self {
         self.kind_with(
             K::api_resource(),
@@ -69,7 +71,7 @@ impl Sharding {
         )
     }
 
-    /// Shards objects of `resource`, keyed by `key`.
+    /// Shards objects of `resource`, keyed by `key` (a primary kind, as [`kind`](Self::kind)).
     pub fn kind_with(
         mut self,
         resource: ApiResource,
@@ -80,6 +82,23 @@ impl Sharding {
             resource,
             namespace: namespace.map(str::to_string),
             key,
+            controlled: false,
+        });
+        self
+    }
+
+    /// Objects of `C` (in `namespace`, or all) controlled by an object of a primary kind (their
+    /// controller ownerReference names it) go wherever their owner is, as
+    /// timebertt's `controlledResources`: the shard's controllers act on them only through the
+    /// owner's reconcile, so they move with the owner once its drain is acknowledged, with no
+    /// drain of their own. Objects of `C` with no such owner are left unlabelled, out of every
+    /// shard's cache.
+    pub fn controlled<C: Resource + Object>(mut self, namespace: Option<&str>) -> Self {
+        self.kinds.push(ShardedKind {
+            resource: C::api_resource(),
+            namespace: namespace.map(str::to_string),
+            key: ShardKey::of_kind(C::GROUP, C::KIND),
+            controlled: true,
         });
         self
     }

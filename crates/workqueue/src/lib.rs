@@ -44,6 +44,6 @@ pub use metrics::{
 pub use ordering::{ByPriority, Fifo, QueueOrdering};
 pub use parallelize::{parallelize_until, ParallelizeError, PiecePanic};
 #[cfg(feature = "prometheus")]
-pub use prometheus::PrometheusMetricsProvider;
+pub use prometheus::{PrometheusMetricsBuilder, PrometheusMetricsProvider};
 pub use queue::{PriorityQueue, Queue, QueueConfig};
 pub use rate_limiting::RateLimitingQueue;

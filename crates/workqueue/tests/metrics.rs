@@ -271,37 +271,3 @@ async fn unnamed_queues_have_no_metrics() {
     q.done(&i);
     assert!(mp.0.values.lock().is_empty());
 }
-
-#[cfg(feature = "prometheus")]
-#[tokio::test(start_paused = true)]
-async fn prometheus_adapter_exports_client_go_names() {
-    let registry = prometheus::Registry::new();
-    let provider = kcache_workqueue::PrometheusMetricsProvider::new(&registry).unwrap();
-    let q = DelayingQueue::with_config(QueueConfig {
-        name: "prom".into(),
-        metrics_provider: Some(Arc::new(provider)),
-        unfinished_work_update_period: None,
-    });
-    q.add("a");
-    q.add_after("b", Duration::ZERO);
-    let i = q.get().await.unwrap();
-    q.done(&i);
-    let families = registry.gather();
-    let names: Vec<_> = families.iter().map(|f| f.name().to_string()).collect();
-    for n in [
-        "workqueue_depth",
-        "workqueue_adds_total",
-        "workqueue_queue_duration_seconds",
-        "workqueue_work_duration_seconds",
-        "workqueue_unfinished_work_seconds",
-        "workqueue_longest_running_processor_seconds",
-        "workqueue_retries_total",
-    ] {
-        assert!(names.iter().any(|x| x == n), "{n} missing from {names:?}");
-    }
-    let adds = families
-        .iter()
-        .find(|f| f.name() == "workqueue_adds_total")
-        .unwrap();
-    assert_eq!(adds.get_metric()[0].get_counter().get_value(), 2.0);
-}

@@ -12,11 +12,14 @@
 //! 5. `crates/kcache/examples/sample_controller/deploy/` is applied in a fresh namespace: the CRD, a
 //!    ServiceAccount with a namespaced Role, and a 2-replica Deployment running with in-cluster
 //!    config and leader election; both replicas roll out;
-//! 6. onwards: `scenario`.
+//! 6. onwards: `scenario`, then `sharded`: the leader-elected Deployment replaced by three
+//!    shards of one ring (`deploy/deployment-sharded.yaml`), a replica deleted and one added,
+//!    and every replica's log checked for a Foo reconciled by two replicas at once.
 
 mod image;
 mod kubectl;
 mod scenario;
+mod sharded;
 
 use std::path::PathBuf;
 use std::process::Command;

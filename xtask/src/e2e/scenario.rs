@@ -1,7 +1,8 @@
 //! What the deployed sample-controller must do in a full cluster, read back with kubectl:
 //! leader election among its replicas, a Foo's Deployment run by the cluster's own deployment
 //! controller, status following the real Deployment, scaling, Events, failover to the other
-//! replica, and garbage collection of what a deleted Foo owned.
+//! replica, and garbage collection of what a deleted Foo owned; then the same controller sharded
+//! (`sharded`).
 
 use std::time::{Duration, Instant};
 
@@ -66,7 +67,8 @@ pub(super) fn run(k: &Kubectl, steps: &mut Steps) -> Result<(), Failure> {
     steps.run(
         "delete the Foo: garbage collection removes its Deployment, ReplicaSet, pods",
         || garbage_collected(k),
-    )
+    )?;
+    super::sharded::run(k, steps)
 }
 
 fn path(p: &std::path::Path) -> String {

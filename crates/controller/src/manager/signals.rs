@@ -3,9 +3,11 @@
 
 use tokio_util::sync::CancellationToken;
 
-/// Installs the handlers now and cancels `token` on the first signal. Fails if the handlers
-/// cannot be installed.
-pub(crate) fn cancel_on_signal(token: CancellationToken) -> std::io::Result<()> {
+/// Installs the handlers now and cancels `token` on the first signal (controller-runtime's
+/// `SetupSignalHandler`); a second signal exits the process. [`Manager::run`](super::Manager::run)
+/// does this itself; call it for a token that stops more than one manager, e.g. a sharded
+/// replica's. Fails if the handlers cannot be installed.
+pub fn cancel_on_signal(token: CancellationToken) -> std::io::Result<()> {
     let mut signals = Signals::install()?;
     tokio::spawn(async move {
         let name = signals.recv().await;

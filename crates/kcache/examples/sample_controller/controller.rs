@@ -14,6 +14,7 @@ use kcache::controller::{
 use kcache::core::BoxError;
 use kcache::events::{EventRecorder, EventType, EventType::*, ObjectReference};
 use kcache::informer::CompactInformer;
+use kcache::sharding::Shard;
 use kcache::transport::{Api, Client, PostParams};
 use kcache::Object;
 use parking_lot::Mutex;
@@ -60,15 +61,30 @@ pub struct Ctx {
     recorder: EventRecorder,
     /// Per Foo, how its reconciles went.
     pub stats: Mutex<BTreeMap<ReconcileRequest, SyncStats>>,
+    /// The shard this replica holds, when sharded (`--shard-ring`).
+    shard: Option<Shard>,
 }
 
 /// Adds the Foo controller to `manager` (sample-controller's `NewController`): changes of a Foo,
-/// or of a Deployment a Foo controls, reconcile that Foo, `workers` at a time.
-pub fn add_to(manager: &mut Manager, workers: usize) -> Result<Arc<Ctx>, BoxError> {
+/// or of a Deployment a Foo controls, reconcile that Foo, `workers` at a time. With a `shard`,
+/// the manager's factory must select the shard's objects (`Shard::factory_options`): drained
+/// Foos are acknowledged instead of reconciled, the Deployments it creates carry the shard's
+/// label (so its own cache sees them at once), and each reconcile logs its start and end (what
+/// `cargo xtask e2e --kind` reads to check no Foo was reconciled by two replicas at once).
+pub fn add_to(
+    manager: &mut Manager,
+    workers: usize,
+    shard: Option<Shard>,
+) -> Result<Arc<Ctx>, BoxError> {
     let factory = manager.factory().clone();
+    // Controller names are unique in a process: several shards may share one (tests).
+    let name = match &shard {
+        Some(shard) => format!("{CONTROLLER_AGENT_NAME}-{}", shard.name()),
+        None => CONTROLLER_AGENT_NAME.to_string(),
+    };
     let controller = Controller::for_::<Foo>(&factory)
         .owns::<Deployment>()
-        .named(CONTROLLER_AGENT_NAME)
+        .named(name)
         .concurrency(workers)
         .read_your_writes_timeout(Duration::from_secs(30));
     let ctx = Arc::new(Ctx {
@@ -78,15 +94,29 @@ pub fn add_to(manager: &mut Manager, workers: usize) -> Result<Arc<Ctx>, BoxErro
         writes: controller.writes(),
         recorder: manager.event_recorder(CONTROLLER_AGENT_NAME)?,
         stats: Mutex::default(),
+        shard: shard.clone(),
     });
-    manager.add(controller.into_runnable(reconcile, DefaultErrorPolicy, ctx.clone()))?;
+    let runnable = match shard {
+        Some(shard) => {
+            controller.into_runnable(shard.reconciler(reconcile), DefaultErrorPolicy, ctx.clone())
+        }
+        None => controller.into_runnable(reconcile, DefaultErrorPolicy, ctx.clone()),
+    };
+    manager.add(runnable)?;
     Ok(ctx)
 }
 
 async fn reconcile(foo: Arc<Foo>, ctx: Arc<Ctx>) -> Result<Action, SampleError> {
+    let key = ReconcileRequest::of(&*foo);
+    if ctx.shard.is_some() {
+        tracing::info!("reconcile started {key}");
+    }
     let result = sync_handler(&foo, &ctx).await;
+    if ctx.shard.is_some() {
+        tracing::info!("reconcile finished {key}");
+    }
     let mut stats = ctx.stats.lock();
-    let s = stats.entry(ReconcileRequest::of(&*foo)).or_default();
+    let s = stats.entry(key).or_default();
     match result {
         Ok(()) => s.synced += 1,
         Err(_) => s.failed += 1,
@@ -105,6 +135,11 @@ async fn sync_handler(foo: &Foo, ctx: &Ctx) -> Result<(), SampleError> {
     let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), ns);
     let mut desired = new_deployment(foo);
     set_controller_reference(foo, &mut desired)?;
+    if let Some(shard) = &ctx.shard {
+        // Keyed by its controller owner, the Deployment belongs to this shard too.
+        let labels = desired.metadata.labels.get_or_insert_with(Default::default);
+        labels.insert(shard.ring().shard_label(), shard.name().to_string());
+    }
     let deployment = match ctx.deployments.get_by_key(&format!("{ns}/{name}")) {
         Some(d) => d,
         None => {

@@ -19,6 +19,7 @@ use std::time::Duration;
 use kcache::controller::{Manager, ManagerBuilder};
 use kcache::core::BoxError;
 use kcache::informer::FactoryOptions;
+use kcache::sharding::Shard;
 use kcache::transport::Client;
 
 use controller::Ctx;
@@ -27,14 +28,19 @@ use simulator::DeploymentStatusSimulator;
 /// sample-controller's informer resync period.
 pub const RESYNC_PERIOD: Duration = Duration::from_secs(30);
 
-/// A manager on `client` with sample-controller's informers: every one resyncs every 30 s;
-/// `namespace` narrows every watch (`None`: all namespaces).
+/// A manager on `client` with sample-controller's informers ([`factory_options`]).
 pub fn manager(client: Client, namespace: Option<String>) -> ManagerBuilder {
-    Manager::builder(client).factory_options(FactoryOptions {
+    Manager::builder(client).factory_options(factory_options(namespace))
+}
+
+/// sample-controller's informers: every one resyncs every 30 s; `namespace` narrows every watch
+/// (`None`: all namespaces).
+pub fn factory_options(namespace: Option<String>) -> FactoryOptions {
+    FactoryOptions {
         namespace,
         resync_period: RESYNC_PERIOD,
         ..FactoryOptions::default()
-    })
+    }
 }
 
 /// The sample added to a manager (what sample-controller's `main.go` wires up).
@@ -45,15 +51,26 @@ pub struct Sample {
     pub simulator: Option<Arc<DeploymentStatusSimulator>>,
 }
 
-/// Creates the Foo CRD if absent, then adds the Foo controller with `workers` workers and, with
-/// `simulate_deployments`, the simulated deployment controller to `manager`.
+/// Creates the Foo CRD if absent, then [`add_controllers`].
 pub async fn add_to(
     manager: &mut Manager,
     workers: usize,
     simulate_deployments: bool,
+    shard: Option<Shard>,
 ) -> Result<Sample, BoxError> {
     crd::ensure_foo_crd(manager.client()).await?;
-    let ctx = controller::add_to(manager, workers)?;
+    add_controllers(manager, workers, simulate_deployments, shard)
+}
+
+/// Adds the Foo controller with `workers` workers (for `shard`'s objects only, when sharded)
+/// and, with `simulate_deployments`, the simulated deployment controller to `manager`.
+pub fn add_controllers(
+    manager: &mut Manager,
+    workers: usize,
+    simulate_deployments: bool,
+    shard: Option<Shard>,
+) -> Result<Sample, BoxError> {
+    let ctx = controller::add_to(manager, workers, shard)?;
     let simulator = match simulate_deployments {
         true => Some(DeploymentStatusSimulator::add_to(manager)?),
         false => None,
