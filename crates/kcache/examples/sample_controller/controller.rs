@@ -68,9 +68,10 @@ pub struct Ctx {
 /// Adds the Foo controller to `manager` (sample-controller's `NewController`): changes of a Foo,
 /// or of a Deployment a Foo controls, reconcile that Foo, `workers` at a time. With a `shard`,
 /// the manager's factory must select the shard's objects (`Shard::factory_options`): drained
-/// Foos are acknowledged instead of reconciled, the Deployments it creates carry the shard's
-/// label (so its own cache sees them at once), and each reconcile logs its start and end (what
-/// `cargo xtask e2e --kind` reads to check no Foo was reconciled by two replicas at once).
+/// Foos are acknowledged as soon as the Foo informer sees them (never during their reconcile),
+/// the Deployments it creates carry the shard's label (so its own cache sees them at once), and
+/// each reconcile logs its start and end (what `cargo xtask e2e --kind` reads to check no Foo
+/// was reconciled by two replicas at once).
 pub fn add_to(
     manager: &mut Manager,
     workers: usize,
@@ -98,6 +99,8 @@ pub fn add_to(
     });
     let runnable = match shard {
         Some(shard) => {
+            // Drains are acknowledged as the Foo informer sees them, not behind queued Foos.
+            ctx.foos.add_event_handler(shard.drain_handler())?;
             controller.into_runnable(shard.reconciler(reconcile), DefaultErrorPolicy, ctx.clone())
         }
         None => controller.into_runnable(reconcile, DefaultErrorPolicy, ctx.clone()),
