@@ -154,13 +154,8 @@ impl Served {
 }
 
 /// Whether `other` is another version of `r`'s resource, served over the same stored object.
-/// HorizontalPodAutoscalers are left out: the embedded server keeps one collection per
-/// version of them (their shapes differ and are not converted there).
 fn shares_storage(r: &Served, other: &Served) -> bool {
-    other.group == r.group
-        && other.plural == r.plural
-        && other.version != r.version
-        && r.group != "autoscaling"
+    other.group == r.group && other.plural == r.plural && other.version != r.version
 }
 
 fn served() -> Vec<Served> {

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::versions::{storage, Family, Storage};
-use super::{crd_versions, ingress_versions, webhook_versions, ResourceInfo};
+use super::{crd_versions, hpa_versions, ingress_versions, webhook_versions, ResourceInfo};
 use crate::storage::Stored;
 
 /// Where `res` is stored, when its versions are converted (built-in resources in the table).
@@ -33,6 +33,7 @@ pub(crate) fn to_storage(res: &ResourceInfo, mut obj: Value) -> Value {
         Family::Same => obj,
         Family::Webhooks => webhook_versions::to_storage(&from, obj),
         Family::Crd => crd_versions::to_storage(&from, obj),
+        Family::Autoscaler => hpa_versions::to_storage(&from, obj),
         Family::Ingress => ingress_versions::to_storage(&from, obj),
     };
     obj["apiVersion"] = json!(s.api_version);
@@ -69,6 +70,7 @@ pub(crate) fn present_value(res: &ResourceInfo, obj: Value) -> Value {
     let mut obj = match s.family {
         Family::Same | Family::Webhooks => obj,
         Family::Crd => crd_versions::from_storage(obj),
+        Family::Autoscaler => hpa_versions::from_storage(&to, obj),
         Family::Ingress => ingress_versions::from_storage(obj),
     };
     obj["apiVersion"] = json!(to);

@@ -16,6 +16,9 @@ pub(crate) enum Family {
     Webhooks,
     /// CustomResourceDefinitions ([`super::crd_versions`]).
     Crd,
+    /// HorizontalPodAutoscalers: `autoscaling/v1`, `v2beta1` and `v2beta2`
+    /// ([`super::hpa_versions`]).
+    Autoscaler,
     /// Ingresses: `networking.k8s.io/v1` against the v1beta1 shapes of
     /// `networking.k8s.io` and `extensions` ([`super::ingress_versions`]).
     Ingress,
@@ -55,6 +58,14 @@ const TABLE: &[(&str, &str, &str, Family)] = &[
         "apiservices",
         "apiregistration.k8s.io/v1",
         Family::Same,
+    ),
+    // Kept in the v2beta2 shape, which says everything the others can (the real server's
+    // etcd holds v1 plus annotations, which no client sees).
+    (
+        "autoscaling",
+        "horizontalpodautoscalers",
+        "autoscaling/v2beta2",
+        Family::Autoscaler,
     ),
     (
         "certificates.k8s.io",
