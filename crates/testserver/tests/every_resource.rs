@@ -153,9 +153,15 @@ impl Served {
     }
 }
 
-/// Whether `other` is another version of `r`'s resource, served over the same stored object.
+/// Whether `other` is another version of `r`'s resource, served over the same stored object:
+/// the versions of a group, and the groups the real server serves over one storage.
 fn shares_storage(r: &Served, other: &Served) -> bool {
-    other.group == r.group && other.plural == r.plural && other.version != r.version
+    let groups = [r.group.as_str(), other.group.as_str()];
+    let same_storage = groups[0] == groups[1]
+        || [["", "events.k8s.io"], ["extensions", "networking.k8s.io"]]
+            .iter()
+            .any(|pair| pair.contains(&groups[0]) && pair.contains(&groups[1]));
+    same_storage && other.plural == r.plural && other.api_version() != r.api_version()
 }
 
 fn served() -> Vec<Served> {

@@ -207,3 +207,73 @@ async fn a_role_written_as_v1beta1_is_listed_and_watched_as_v1() {
     let gone = client.get(&format!("{b1}/reader")).await.unwrap();
     assert_eq!(gone.status, 404, "{}", gone.body);
 }
+
+#[tokio::test]
+async fn core_events_and_events_api_events_are_one_object_with_renamed_fields() {
+    let c = cluster().await;
+    let client = c.client();
+    let ns = c.create_namespace("event-versions").await.unwrap();
+    let core = format!("/api/v1/namespaces/{ns}/events");
+    let api = collection("events.k8s.io/v1", &ns, "events");
+    let list = client.get(&api).await.unwrap();
+    let rv = list.body["metadata"]["resourceVersion"].as_str().unwrap();
+    let mut watch = client
+        .watch(&format!(
+            "{api}?watch=1&resourceVersion={rv}&fieldSelector=regarding.name%3Dp"
+        ))
+        .await
+        .unwrap()
+        .unwrap_or_else(|r| panic!("watch: {}", r.body));
+    let old = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": ns},
+        "message": "pulled", "reason": "Pulled", "type": "Normal", "count": 2,
+        "source": {"component": "kubelet"}});
+    let created = client.post(&core, &old).await.unwrap();
+    assert_eq!(created.status, 201, "{}", created.body);
+
+    let got = client.get(&format!("{api}/e")).await.unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    assert_eq!(got.body["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(got.body["note"], "pulled");
+    assert_eq!(got.body["regarding"]["name"], "p");
+    assert_eq!(got.body["deprecatedCount"], 2);
+    assert_eq!(got.body["deprecatedSource"]["component"], "kubelet");
+    assert!(got.body.get("message").is_none(), "{}", got.body);
+    let events = read_until(&mut watch, |evs| !evs.is_empty()).await;
+    assert_eq!(events[0]["type"], "ADDED");
+    assert_eq!(events[0]["object"]["note"], "pulled");
+
+    let new = json!({"apiVersion": "events.k8s.io/v1beta1", "kind": "Event",
+        "metadata": {"name": "n"}, "eventTime": "2021-01-13T13:20:00.000000Z",
+        "reportingController": "kcache/test", "reportingInstance": "i", "action": "Test",
+        "reason": "Test", "type": "Normal", "note": "hello",
+        "regarding": {"kind": "Pod", "name": "q", "namespace": ns}});
+    let beta = collection("events.k8s.io/v1beta1", &ns, "events");
+    let made = client.post(&beta, &new).await.unwrap();
+    assert_eq!(made.status, 201, "{}", made.body);
+    let selected = client
+        .get(&format!("{core}?fieldSelector=involvedObject.name%3Dq"))
+        .await
+        .unwrap();
+    assert_eq!(selected.status, 200, "{}", selected.body);
+    let items = selected.body["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{}", selected.body);
+    assert_eq!(items[0]["message"], "hello");
+    assert_eq!(items[0]["reportingComponent"], "kcache/test");
+    let by_regarding = client
+        .get(&format!("{api}?fieldSelector=regarding.name%3Dq"))
+        .await
+        .unwrap();
+    let items = by_regarding.body["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{}", by_regarding.body);
+    assert_eq!(items[0]["metadata"]["name"], "n");
+    let again = client
+        .post(&core, &{
+            let mut o = old.clone();
+            o["metadata"]["name"] = json!("n");
+            o
+        })
+        .await
+        .unwrap();
+    assert_eq!(again.status, 409, "{}", again.body);
+}

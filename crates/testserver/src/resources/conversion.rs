@@ -8,8 +8,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use super::behaviour::behaviour;
 use super::versions::{storage, Family, Storage};
-use super::{crd_versions, hpa_versions, ingress_versions, webhook_versions, ResourceInfo};
+use super::{
+    crd_versions, event_versions, hpa_versions, ingress_versions, webhook_versions, ResourceInfo,
+};
 use crate::storage::Stored;
 
 /// Where `res` is stored, when its versions are converted (built-in resources in the table).
@@ -17,6 +20,33 @@ fn stored_as(res: &ResourceInfo) -> Option<Storage> {
     res.builtin
         .then(|| storage(&res.api.group, &res.api.plural))
         .flatten()
+}
+
+/// The field selector paths the stored objects of `res`'s collection index: the storage
+/// version's (a core Event's, whichever version writes first).
+pub(crate) fn stored_fields(res: &ResourceInfo) -> Vec<String> {
+    match stored_as(res) {
+        Some(s) if s.family == Family::Event => behaviour("", "events")
+            .fields
+            .iter()
+            .map(|f| f.to_string())
+            .collect(),
+        _ => res.fields.clone(),
+    }
+}
+
+/// The field selector paths of `res`'s version that read another field of the stored object
+/// (`regarding.name` of an `events.k8s.io` Event is the stored `involvedObject.name`).
+pub(crate) fn selector_renames(res: &ResourceInfo) -> &'static [(&'static str, &'static str)] {
+    match stored_as(res) {
+        Some(s)
+            if s.family == Family::Event
+                && event_versions::is_events_api(&res.api.api_version()) =>
+        {
+            event_versions::SELECTORS
+        }
+        _ => &[],
+    }
 }
 
 /// An incoming object (as `res`'s version) in the stored version's shape, with the defaults
@@ -34,6 +64,7 @@ pub(crate) fn to_storage(res: &ResourceInfo, mut obj: Value) -> Value {
         Family::Webhooks => webhook_versions::to_storage(&from, obj),
         Family::Crd => crd_versions::to_storage(&from, obj),
         Family::Autoscaler => hpa_versions::to_storage(&from, obj),
+        Family::Event => event_versions::to_storage(&from, obj),
         Family::Ingress => ingress_versions::to_storage(&from, obj),
     };
     obj["apiVersion"] = json!(s.api_version);
@@ -71,6 +102,7 @@ pub(crate) fn present_value(res: &ResourceInfo, obj: Value) -> Value {
         Family::Same | Family::Webhooks => obj,
         Family::Crd => crd_versions::from_storage(obj),
         Family::Autoscaler => hpa_versions::from_storage(&to, obj),
+        Family::Event => event_versions::from_storage(&to, obj),
         Family::Ingress => ingress_versions::from_storage(obj),
     };
     obj["apiVersion"] = json!(to);

@@ -13,6 +13,7 @@ pub(crate) mod builtin;
 pub(crate) mod conversion;
 mod crd;
 mod crd_versions;
+mod event_versions;
 mod hpa_metrics;
 mod hpa_versions;
 mod ingress_versions;

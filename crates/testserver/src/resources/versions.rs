@@ -16,6 +16,8 @@ pub(crate) enum Family {
     Webhooks,
     /// CustomResourceDefinitions ([`super::crd_versions`]).
     Crd,
+    /// Events: core `v1` against `events.k8s.io` ([`super::event_versions`]).
+    Event,
     /// HorizontalPodAutoscalers: `autoscaling/v1`, `v2beta1` and `v2beta2`
     /// ([`super::hpa_versions`]).
     Autoscaler,
@@ -79,9 +81,8 @@ const TABLE: &[(&str, &str, &str, Family)] = &[
         "coordination.k8s.io/v1",
         Family::Same,
     ),
-    // The real server also serves core/v1 Events over this storage (with fields renamed);
-    // here they are a collection of their own.
-    ("events.k8s.io", "events", "events.k8s.io/v1", Family::Same),
+    ("", "events", "v1", Family::Event),
+    ("events.k8s.io", "events", "v1", Family::Event),
     (
         "networking.k8s.io",
         "ingressclasses",
@@ -198,6 +199,10 @@ mod tests {
         assert_eq!(
             storage_id("rbac.authorization.k8s.io", "v1beta1", "roles"),
             storage_id("rbac.authorization.k8s.io", "v1", "roles")
+        );
+        assert_eq!(
+            storage_id("events.k8s.io", "v1beta1", "events"),
+            storage_id("", "v1", "events")
         );
         assert_ne!(
             storage_id("batch", "v1", "jobs"),
