@@ -206,6 +206,16 @@ async fn a_role_written_as_v1beta1_is_listed_and_watched_as_v1() {
     assert_eq!(deleted.status, 200, "{}", deleted.body);
     let gone = client.get(&format!("{b1}/reader")).await.unwrap();
     assert_eq!(gone.status, 404, "{}", gone.body);
+    // What the server made at start is there in every version too.
+    let admin = client
+        .get("/apis/rbac.authorization.k8s.io/v1beta1/clusterroles/cluster-admin")
+        .await
+        .unwrap();
+    assert_eq!(admin.status, 200, "{}", admin.body);
+    assert_eq!(
+        admin.body["apiVersion"],
+        "rbac.authorization.k8s.io/v1beta1"
+    );
 }
 
 #[tokio::test]
