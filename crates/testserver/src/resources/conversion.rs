@@ -73,28 +73,35 @@ pub(crate) fn to_storage(res: &ResourceInfo, mut obj: Value) -> Value {
 
 /// A stored object as `res`'s version serves it (the same object when no conversion applies).
 pub(crate) fn present(res: &ResourceInfo, stored: Arc<Stored>) -> Arc<Stored> {
-    if !needs_conversion(res, &stored.value()) {
+    if foreign(res).is_none() {
+        return stored;
+    }
+    let value = stored.value();
+    if !needs_conversion(res, &value) {
         return stored;
     }
     Arc::new(Stored::new(
-        &present_value(res, stored.value()),
+        &present_value(res, value),
         stored.rv,
         &res.fields,
     ))
 }
 
+/// Where `res` is stored, when that is another version than `res`'s own: only then is an
+/// object parsed to be converted (reads in the storage version copy the stored bytes).
+fn foreign(res: &ResourceInfo) -> Option<Storage> {
+    stored_as(res).filter(|s| s.api_version != res.api.api_version())
+}
+
 /// Whether `obj` is stored in another version than `res`'s.
 fn needs_conversion(res: &ResourceInfo, obj: &Value) -> bool {
-    stored_as(res).is_some_and(|s| {
-        s.api_version != res.api.api_version()
-            && obj["apiVersion"] == s.api_version
-            && obj["kind"] == res.api.kind.as_str()
-    })
+    foreign(res)
+        .is_some_and(|s| obj["apiVersion"] == s.api_version && obj["kind"] == res.api.kind.as_str())
 }
 
 /// [`present`] for an object as a value.
 pub(crate) fn present_value(res: &ResourceInfo, obj: Value) -> Value {
-    let Some(s) = stored_as(res).filter(|_| needs_conversion(res, &obj)) else {
+    let Some(s) = foreign(res).filter(|_| needs_conversion(res, &obj)) else {
         return obj;
     };
     let to = res.api.api_version();
@@ -111,7 +118,7 @@ pub(crate) fn present_value(res: &ResourceInfo, obj: Value) -> Value {
 
 /// [`present`] for one watch event frame (`{"type":...,"object":...}` and a newline).
 pub(crate) fn present_frame(res: &ResourceInfo, frame: Bytes) -> Bytes {
-    if stored_as(res).is_none() {
+    if foreign(res).is_none() {
         return frame;
     }
     let Ok(mut event) = serde_json::from_slice::<Value>(&frame) else {
