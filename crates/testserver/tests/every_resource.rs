@@ -19,7 +19,7 @@ fn sample(group: &str, version: &str, plural: &str, ns: &str) -> Option<Value> {
     let containers = json!([{"name": "c", "image": "busybox"}]);
     let template = json!({"metadata": {"labels": {"a": "b"}}, "spec": {"containers": containers}});
     let selector = json!({"matchLabels": {"a": "b"}});
-    let crd_group = format!("{ns}-{version}.example.com");
+    let crd_group = format!("{ns}.example.com");
     Some(match (group, version, plural) {
         ("", _, "configmaps") => json!({"data": {"a": "b"}}),
         ("", _, "secrets") => json!({"type": "Opaque", "data": {}}),
@@ -130,6 +130,40 @@ struct Served {
     namespaced: bool,
 }
 
+impl Served {
+    fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    fn collection(&self, ns: &str) -> String {
+        let prefix = if self.group.is_empty() {
+            format!("/api/{}", self.version)
+        } else {
+            format!("/apis/{}", self.api_version())
+        };
+        if self.namespaced {
+            format!("{prefix}/namespaces/{ns}/{}", self.plural)
+        } else {
+            format!("{prefix}/{}", self.plural)
+        }
+    }
+}
+
+/// Whether `other` is another version of `r`'s resource, served over the same stored object:
+/// the versions of a group, and the groups the real server serves over one storage.
+fn shares_storage(r: &Served, other: &Served) -> bool {
+    let groups = [r.group.as_str(), other.group.as_str()];
+    let same_storage = groups[0] == groups[1]
+        || [["", "events.k8s.io"], ["extensions", "networking.k8s.io"]]
+            .iter()
+            .any(|pair| pair.contains(&groups[0]) && pair.contains(&groups[1]));
+    same_storage && other.plural == r.plural && other.api_version() != r.api_version()
+}
+
 fn served() -> Vec<Served> {
     let docs: BTreeMap<String, Value> = serde_json::from_str(REFERENCE).unwrap();
     let mut out = Vec::new();
@@ -166,27 +200,14 @@ async fn every_stored_resource_creates_reads_watches_updates_patches_and_deletes
     let mut ran = 0;
     for r in &served {
         let what = format!("{}/{} {}", r.group, r.version, r.plural);
-        let api_version = if r.group.is_empty() {
-            r.version.clone()
-        } else {
-            format!("{}/{}", r.group, r.version)
-        };
-        let prefix = if r.group.is_empty() {
-            format!("/api/{}", r.version)
-        } else {
-            format!("/apis/{api_version}")
-        };
-        let collection = if r.namespaced {
-            format!("{prefix}/namespaces/{ns}/{}", r.plural)
-        } else {
-            format!("{prefix}/{}", r.plural)
-        };
+        let api_version = r.api_version();
+        let collection = r.collection(&ns);
+        // One name for every version: the real server keeps one object for all of them.
         let name = match r.plural.as_str() {
-            "customresourcedefinitions" => format!("widgets.{ns}-{}.example.com", r.version),
-            "apiservices" => format!("v1alpha1.{ns}-{}.example.com", r.version),
-            // One name per version: the real server keeps one object for every version.
-            _ if r.namespaced => format!("x-{}", r.version),
-            _ => format!("{ns}-{}", r.version),
+            "customresourcedefinitions" => format!("widgets.{ns}.example.com"),
+            "apiservices" => format!("v1alpha1.{ns}.example.com"),
+            _ if r.namespaced => "x".to_string(),
+            _ => format!("{ns}-x"),
         };
         let mut body = sample(&r.group, &r.version, &r.plural, &ns)
             .unwrap_or_else(|| panic!("no sample for {what}"));
@@ -248,6 +269,26 @@ async fn every_stored_resource_creates_reads_watches_updates_patches_and_deletes
             patched.body["metadata"]["annotations"]["patched"], "yes",
             "{what}"
         );
+        for other in served.iter().filter(|o| shares_storage(r, o)) {
+            let what = format!("{what} read as {}", other.version);
+            let item = format!("{}/{name}", other.collection(&ns));
+            let got = client.get(&item).await.unwrap();
+            assert_eq!(got.status, 200, "get {what}: {}", got.body);
+            assert_eq!(got.body["apiVersion"], other.api_version(), "{what}");
+            assert_eq!(got.body["metadata"]["labels"]["updated"], "yes", "{what}");
+            assert_eq!(
+                got.body["metadata"]["resourceVersion"],
+                patched.body["metadata"]["resourceVersion"],
+                "{what}"
+            );
+            let mut again = sample(&other.group, &other.version, &other.plural, &ns).unwrap();
+            again["apiVersion"] = json!(other.api_version());
+            again["kind"] = json!(other.kind);
+            again["metadata"] = json!({"name": name});
+            let exists = client.post(&other.collection(&ns), &again).await.unwrap();
+            assert_eq!(exists.status, 409, "create {what}: {}", exists.body);
+            assert_eq!(exists.body["reason"], "AlreadyExists", "{what}");
+        }
         let deleted = client.delete(&item).await.unwrap();
         assert_eq!(deleted.status, 200, "delete {what}: {}", deleted.body);
         // Gone, or held by a finalizer (namespaces, volumes' protection) with its deletionTimestamp.
@@ -259,9 +300,13 @@ async fn every_stored_resource_creates_reads_watches_updates_patches_and_deletes
             after.status,
             after.body
         );
+        // The next version creates the same name: wait until this one is gone (a CRD's
+        // finalizer is removed by the server itself).
+        let next_version = served.iter().any(|o| shares_storage(r, o));
         let events = read_until(&mut watch, |evs| {
             evs.iter().any(|e| {
-                e["type"] == "DELETED" || e["object"]["metadata"]["deletionTimestamp"].is_string()
+                e["type"] == "DELETED"
+                    || (!next_version && e["object"]["metadata"]["deletionTimestamp"].is_string())
             })
         })
         .await;

@@ -15,6 +15,7 @@ mod discovery;
 mod every_resource;
 mod faults;
 mod kubectl;
+mod resource_versions;
 mod scale;
 mod seeding;
 mod wire;

@@ -11,7 +11,7 @@ use super::Target;
 use crate::handlers::meta::now_rfc3339;
 use crate::http::query::{go_quote, Query};
 use crate::http::responses::{json_value, ApiError, ApiResult};
-use crate::resources::crd_versions;
+use crate::resources::conversion;
 use crate::state::ServerState;
 use crate::storage::{CommitError, Expect, ListAt};
 
@@ -88,7 +88,7 @@ pub(crate) fn delete(state: &ServerState, t: &Target, q: &Query, body: &[u8]) ->
         ..t.clone()
     };
     let name = t.name.clone().unwrap_or_default();
-    let body = crd_versions::present_value(&t.res, delete_one(state, t, &name, &opts)?);
+    let body = conversion::present_value(&t.res, delete_one(state, t, &name, &opts)?);
     Ok(json_value(StatusCode::OK, &body))
 }
 
@@ -224,7 +224,7 @@ pub(crate) fn delete_collection(
             ..t.clone()
         };
         match delete_one(state, &target, &obj.name, &opts) {
-            Ok(v) => items.push(crd_versions::present_value(&t.res, v)),
+            Ok(v) => items.push(conversion::present_value(&t.res, v)),
             Err(e) if e.status.is_not_found() => {}
             Err(e) => return Err(e),
         }

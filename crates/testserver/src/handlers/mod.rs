@@ -102,6 +102,7 @@ impl Target {
             namespace: self.namespace.clone(),
             labels,
             fields,
+            renames: crate::resources::conversion::selector_renames(&self.res),
         })
     }
 }

@@ -13,7 +13,7 @@ use super::options::{forbidden, not_supported, options_invalid};
 use super::Target;
 use crate::http::query::{go_quote, Query};
 use crate::http::responses::{json_response, json_value, ApiError, ApiResult, Body};
-use crate::resources::crd_versions;
+use crate::resources::conversion;
 use crate::state::ServerState;
 use crate::storage::{Continue, ListAt, ListError, Page};
 
@@ -27,7 +27,7 @@ pub(crate) fn get(state: &ServerState, t: &Target, q: &Query) -> ApiResult {
         .storage
         .get(&t.res, &t.key())
         .ok_or_else(|| ApiError::not_found(&t.res, name))?;
-    let obj = crd_versions::present(&t.res, obj);
+    let obj = conversion::present(&t.res, obj);
     if q.flag("export") {
         return Ok(json_value(
             StatusCode::OK,
@@ -205,7 +205,7 @@ fn list_response(t: &Target, page: Page) -> Response<Body> {
     let items = page
         .items
         .into_iter()
-        .map(|o| crd_versions::present(&t.res, o))
+        .map(|o| conversion::present(&t.res, o))
         .collect();
     let body = ListBody::new(shell.slice(..at), items, type_meta, shell.slice(at..));
     Response::builder()

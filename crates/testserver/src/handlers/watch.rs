@@ -24,7 +24,7 @@ use super::Target;
 use crate::http::faults::WatchControl;
 use crate::http::query::Query;
 use crate::http::responses::{full, ApiError, ApiResult, Body, Streamed};
-use crate::resources::{crd_versions, ResourceInfo};
+use crate::resources::{conversion, ResourceInfo};
 use crate::state::ServerState;
 use crate::storage::{frame, Delivery, Registration, Storage, WatchStart};
 
@@ -183,7 +183,7 @@ impl WatchStream {
     fn render(&self, out: Out) -> Bytes {
         match out {
             Out::Event((event, emit)) => {
-                crd_versions::present_frame(&self.res, event.frame(emit, &self.res.fields))
+                conversion::present_frame(&self.res, event.frame(emit, &self.res.fields))
             }
             Out::Raw(b) => b,
         }

@@ -12,7 +12,7 @@ use crate::fieldmanager::record_update;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
 use crate::http::responses::{json_response, ApiError, ApiResult};
-use crate::resources::{crd_versions, ResourceInfo};
+use crate::resources::{conversion, ResourceInfo};
 use crate::state::ServerState;
 use crate::storage::{object_key, CommitError, Expect, Stored};
 
@@ -165,7 +165,7 @@ pub(crate) fn create_stored(
     let res = &t.res;
     check_identity(t, &mut obj)?;
     require_namespace(state, t)?;
-    let mut obj = crd_versions::to_storage(res, obj);
+    let mut obj = conversion::to_storage(res, obj);
     if services::is_service(res) {
         services::set_defaults(&mut obj);
     }
@@ -242,7 +242,7 @@ pub(crate) fn create_stored(
                 Some(_) => return Err(ApiError::already_exists(res, &name)),
                 None => {
                     let stored = Arc::new(Stored::new(&obj, 0, &res.fields));
-                    return Ok(crd_versions::present(res, stored));
+                    return Ok(conversion::present(res, stored));
                 }
             }
         }
@@ -252,7 +252,7 @@ pub(crate) fn create_stored(
                     state.resources.add_crd(&obj);
                     crate::autoregister::sync(state);
                 }
-                return Ok(crd_versions::present(res, stored));
+                return Ok(conversion::present(res, stored));
             }
             Err(CommitError::AlreadyExists) if explicit_name.is_none() => continue,
             Err(_) => return Err(ApiError::already_exists(res, &name)),
@@ -328,8 +328,8 @@ pub(crate) fn update_stored(
             .get(res, &key)
             .ok_or_else(|| ApiError::not_found(res, name))?;
         let cur = current.value();
-        let (incoming, explicit) = make(&crd_versions::present_value(res, cur.clone()))?;
-        let mut incoming = crd_versions::to_storage(res, incoming);
+        let (incoming, explicit) = make(&conversion::present_value(res, cur.clone()))?;
+        let mut incoming = conversion::to_storage(res, incoming);
         if services::is_service(res) && !status_only {
             services::set_defaults(&mut incoming);
         }
@@ -364,11 +364,11 @@ pub(crate) fn update_stored(
         }
         invalid_or_ok(res, &next)?;
         if next == cur {
-            return Ok(crd_versions::present(res, current));
+            return Ok(conversion::present(res, current));
         }
         if t.dry_run {
             let stored = Arc::new(Stored::new(&next, current.rv, &res.fields));
-            return Ok(crd_versions::present(res, stored));
+            return Ok(conversion::present(res, stored));
         }
         let deleting = next["metadata"]["deletionTimestamp"].is_string();
         let no_finalizers = next["metadata"]["finalizers"]
@@ -382,7 +382,7 @@ pub(crate) fn update_stored(
             state.storage.put(res, &key, Expect::Rv(current.rv), next)
         };
         match result {
-            Ok(stored) => return Ok(crd_versions::present(res, stored)),
+            Ok(stored) => return Ok(conversion::present(res, stored)),
             Err(CommitError::Conflict) if !explicit => continue,
             Err(CommitError::Conflict) => {
                 return Err(ApiError::conflict(res, name, ApiError::MODIFIED))

@@ -102,14 +102,7 @@ fn row(group: &str, version: &str, main: &Value, subs: &[&Value]) -> ResourceInf
         returns_deleted_object: b.returns_deleted_object,
         has_generation: b.generation,
         fields: b.fields.iter().map(|f| f.to_string()).collect(),
-        // One collection per version: the versions of a group are not converted into each
-        // other here, so each keeps its own objects (and writes its own apiVersion); CRDs
-        // are the exception (`crd_versions`).
-        storage_id: if group == "apiextensions.k8s.io" {
-            format!("{group}/{plural}").into()
-        } else {
-            format!("{group}/{version}/{plural}").into()
-        },
+        storage_id: super::versions::storage_id(group, version, plural),
         builtin: true,
         special: b.special,
         discovery,

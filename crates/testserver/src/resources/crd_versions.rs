@@ -10,78 +10,27 @@
 //! real server's conversion does; v1beta1 also defaults `preserveUnknownFields` to true and
 //! names its webhook config `webhookClientConfig`.
 
-use std::sync::Arc;
-
-use bytes::Bytes;
 use serde_json::{json, Map, Value};
-
-use super::ResourceInfo;
-use crate::storage::Stored;
 
 const GROUP: &str = "apiextensions.k8s.io";
 /// The version CRDs are stored in.
 const STORAGE_VERSION: &str = "apiextensions.k8s.io/v1";
 
-/// Whether `res` is a CRD resource served in another shape than the stored one.
-fn converts(res: &ResourceInfo) -> bool {
-    res.api.group == GROUP
-        && res.api.plural == "customresourcedefinitions"
-        && res.api.version == "v1beta1"
-}
-
-/// Whether `res` is a CRD resource (any version).
-fn is_crd(res: &ResourceInfo) -> bool {
-    res.api.group == GROUP && res.api.plural == "customresourcedefinitions"
-}
-
-/// An incoming CRD (as `res`'s version) in the stored shape, defaulted.
-pub(crate) fn to_storage(res: &ResourceInfo, mut obj: Value) -> Value {
-    if !is_crd(res) || !obj["spec"].is_object() {
+/// An incoming CRD written as `from` (`apiVersion`) in the stored shape, defaulted.
+pub(super) fn to_storage(from: &str, mut obj: Value) -> Value {
+    if !obj["spec"].is_object() {
         return obj;
     }
-    if converts(res) {
+    if from != STORAGE_VERSION {
         obj = v1beta1_to_v1(obj);
     }
     default_v1(&mut obj["spec"]);
     obj
 }
 
-/// A stored CRD as `res`'s version serves it (the same object when no conversion applies).
-pub(crate) fn present(res: &ResourceInfo, stored: Arc<Stored>) -> Arc<Stored> {
-    if !converts(res) {
-        return stored;
-    }
-    Arc::new(Stored::new(
-        &v1_to_v1beta1(stored.value()),
-        stored.rv,
-        &res.fields,
-    ))
-}
-
-/// [`present`] for an object as a value.
-pub(crate) fn present_value(res: &ResourceInfo, obj: Value) -> Value {
-    if converts(res) && obj["apiVersion"] == STORAGE_VERSION {
-        v1_to_v1beta1(obj)
-    } else {
-        obj
-    }
-}
-
-/// [`present`] for one watch event frame (`{"type":...,"object":...}` and a newline).
-pub(crate) fn present_frame(res: &ResourceInfo, frame: Bytes) -> Bytes {
-    if !converts(res) {
-        return frame;
-    }
-    let Ok(mut event) = serde_json::from_slice::<Value>(&frame) else {
-        return frame;
-    };
-    if event["object"]["kind"] != "CustomResourceDefinition" {
-        return frame;
-    }
-    event["object"] = present_value(res, event["object"].take());
-    let mut out = crate::wire::to_vec(&event);
-    out.push(b'\n');
-    Bytes::from(out)
+/// A stored CRD in the v1beta1 shape (the only other version).
+pub(super) fn from_storage(obj: Value) -> Value {
+    v1_to_v1beta1(obj)
 }
 
 /// v1's defaults (`SetDefaults_CustomResourceDefinitionSpec`): the list kind, the singular

@@ -10,8 +10,15 @@ use serde_json::Value;
 
 mod behaviour;
 pub(crate) mod builtin;
+pub(crate) mod conversion;
 mod crd;
-pub(crate) mod crd_versions;
+mod crd_versions;
+mod event_versions;
+mod hpa_metrics;
+mod hpa_versions;
+mod ingress_versions;
+mod versions;
+mod webhook_versions;
 
 /// Everything the server knows about one served resource.
 #[derive(Debug, Clone)]
@@ -35,7 +42,8 @@ pub struct ResourceInfo {
     pub has_generation: bool,
     /// Field paths a field selector may use besides `metadata.name`/`metadata.namespace`.
     pub fields: Vec<String>,
-    /// Storage identity shared by every version of the resource: `group/plural`.
+    /// The collection it is stored in, shared by every version (and group) the real server
+    /// serves over one storage: `group/plural` (see `versions`), else `group/version/plural`.
     pub storage_id: Arc<str>,
     /// Built in (false: defined by a CRD).
     pub builtin: bool,

@@ -13,6 +13,8 @@ pub(crate) struct Filter {
     pub labels: LabelSelector,
     /// `fieldSelector`.
     pub fields: FieldSelector,
+    /// Selector paths of the URL's version that read another path of the stored object.
+    pub renames: &'static [(&'static str, &'static str)],
 }
 
 impl Filter {
@@ -23,7 +25,11 @@ impl Filter {
                 return false;
             }
         }
-        self.labels.matches(obj.labels.as_ref()) && self.fields.matches_with(|f| obj.field(f))
+        self.labels.matches(obj.labels.as_ref())
+            && self.fields.matches_with(|f| {
+                let stored = self.renames.iter().find(|(asked, _)| *asked == f);
+                obj.field(stored.map_or(f, |(_, path)| path))
+            })
     }
 
     /// Whether only the namespace restricts (the real server then reports remainingItemCount).
