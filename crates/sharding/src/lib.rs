@@ -9,6 +9,7 @@ mod membership;
 mod object_informer;
 mod ring;
 mod shard;
+mod sharded_kind;
 mod sharder;
 mod sharding;
 

@@ -16,7 +16,7 @@ use kcache_transport::Client;
 use tokio::sync::Notify;
 
 use crate::conventions::Ring;
-use crate::sharder::ShardedKind;
+use crate::sharded_kind::ShardedKind;
 
 /// One informer per sharded kind, for one sharder term.
 pub(crate) struct ObjectInformers {

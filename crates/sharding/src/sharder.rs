@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use futures_util::{stream, StreamExt};
-use kcache_core::{ApiResource, DynamicObject, Error, Object};
+use kcache_core::{DynamicObject, Error, Object};
 use kcache_leaderelection::{
     CancellationToken, LeaderElectionRecord, Lease, LeaseClient, LeaseLock,
 };
@@ -41,34 +41,11 @@ use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
 use crate::conventions::Ring;
-use crate::key::ShardKey;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::{live_shards, ShardState};
 use crate::object_informer::ObjectInformers;
 use crate::ring::HashRing;
-
-/// One sharded kind: its resource, where to look and how its objects are keyed.
-#[derive(Debug, Clone)]
-pub(crate) struct ShardedKind {
-    pub resource: ApiResource,
-    pub namespace: Option<String>,
-    pub key: ShardKey<DynamicObject>,
-    /// A controlled kind ([`Sharding::controlled`](crate::Sharding::controlled)): its objects
-    /// follow their controller owner's shard, without a drain.
-    pub controlled: bool,
-}
-
-/// `group/Kind/namespace/name` of an object of `kind` itself (what a child's controller
-/// ownerReference names).
-fn own_key(kind: &ShardedKind, obj: &DynamicObject) -> String {
-    let namespace = obj.namespace().unwrap_or("");
-    format!(
-        "{}/{}/{namespace}/{}",
-        kind.resource.group,
-        kind.resource.kind,
-        obj.name()
-    )
-}
+use crate::sharded_kind::{own_key, ShardedKind};
 
 /// Timing the sharder shares with the shards' Leases.
 #[derive(Debug, Clone, Copy)]

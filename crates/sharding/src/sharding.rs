@@ -17,7 +17,8 @@ use crate::key::ShardKey;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::ShardLease;
 use crate::shard::Shard;
-use crate::sharder::{ShardedKind, Sharder, Timing};
+use crate::sharded_kind::ShardedKind;
+use crate::sharder::{Sharder, Timing};
 
 /// One replica of a sharded controller (label mode): its shard Lease, its work for each term and
 /// its candidacy for the sharder. The crate documentation shows a whole replica.

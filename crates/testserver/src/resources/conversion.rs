@@ -8,32 +8,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use super::behaviour::behaviour;
-use super::versions::{storage, Family, Storage};
+use super::stored_fields::stored_as;
+use super::versions::{Family, Storage};
 use super::{
     crd_versions, event_versions, hpa_versions, ingress_versions, webhook_versions, ResourceInfo,
 };
 use crate::storage::Stored;
-
-/// Where `res` is stored, when its versions are converted (built-in resources in the table).
-fn stored_as(res: &ResourceInfo) -> Option<Storage> {
-    res.builtin
-        .then(|| storage(&res.api.group, &res.api.plural))
-        .flatten()
-}
-
-/// The field selector paths the stored objects of `res`'s collection index: the storage
-/// version's (a core Event's, whichever version writes first).
-pub(crate) fn stored_fields(res: &ResourceInfo) -> Vec<String> {
-    match stored_as(res) {
-        Some(s) if s.family == Family::Event => behaviour("", "events")
-            .fields
-            .iter()
-            .map(|f| f.to_string())
-            .collect(),
-        _ => res.fields.clone(),
-    }
-}
 
 /// The field selector paths of `res`'s version that read another field of the stored object
 /// (`regarding.name` of an `events.k8s.io` Event is the stored `involvedObject.name`).

@@ -17,6 +17,7 @@ mod event_versions;
 mod hpa_metrics;
 mod hpa_versions;
 mod ingress_versions;
+pub(crate) mod stored_fields;
 mod versions;
 mod webhook_versions;
 

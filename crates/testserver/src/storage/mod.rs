@@ -442,7 +442,7 @@ fn collection<'a>(
 ) -> &'a mut Collection {
     map.entry(res.storage_id.clone())
         .or_insert_with(|| Collection {
-            fields: crate::resources::conversion::stored_fields(res),
+            fields: crate::resources::stored_fields::stored_fields(res),
             ..Collection::default()
         })
 }
