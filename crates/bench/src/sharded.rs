@@ -158,16 +158,9 @@ impl Setup {
                 };
                 let controller = Controller::for_::<ConfigMap>(manager.factory())
                     .named(format!("sharded-{}", shard.name()))
-                    .concurrency(1)
-                    .into_runnable(
-                        shard.reconciler(reconcile),
-                        DefaultErrorPolicy,
-                        Arc::new(()),
-                    );
-                manager
-                    .factory()
-                    .compact_informer::<ConfigMap>()
-                    .add_event_handler(shard.drain_handler())
+                    .concurrency(1);
+                let controller = shard
+                    .into_runnable(controller, reconcile, DefaultErrorPolicy, Arc::new(()))
                     .expect("the drain handler");
                 manager.add(controller).expect("add the controller");
                 let informer = manager.factory().compact_informer::<ConfigMap>();

@@ -366,6 +366,12 @@ impl<K: Resource + Object> Controller<K> {
         self
     }
 
+    /// The cache the controller reads its `K`s from (and queues their changes from): where a
+    /// handler that must see exactly what the controller sees belongs.
+    pub fn primary(&self) -> &Arc<dyn ObjectCache<K>> {
+        &self.primary
+    }
+
     /// Where reconciles report their writes, for read-your-writes: keep a clone in your context.
     pub fn writes(&self) -> WriteTracker {
         self.writes.clone()

@@ -16,9 +16,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use kcache_controller::Action;
+use kcache_controller::{Action, Controller, ControllerRunnable, ErrorPolicy};
 use kcache_core::{DynamicObject, Error, Object, Resource};
-use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs};
+use kcache_informer::{FactoryOptions, InformerError, ResourceEventHandlerFuncs};
 use kcache_leaderelection::CancellationToken;
 use kcache_transport::{Api, Client, Patch, PatchParams};
 use serde_json::{json, Map, Value};
@@ -129,8 +129,8 @@ impl Shard {
         }
     }
 
-    /// An event handler for the informer of `K` the controller reads (for `Controller::for_`'s
-    /// default storage, `manager.factory().compact_informer::<K>().add_event_handler(..)`): it
+    /// An event handler for the cache of `K` the controller reads (`Controller::primary`;
+    /// [`into_runnable`](Self::into_runnable) adds it there): it
     /// acknowledges a drain as soon as it is seen, instead of when the controller's queue
     /// reaches the object, but never while a reconcile of the object (through
     /// [`reconciler`](Self::reconciler)) runs, and no reconcile of an object it let go reaches
@@ -144,6 +144,28 @@ impl Shard {
         ResourceEventHandlerFuncs::new()
             .on_add(move |obj: &Arc<K>, _| added.drain_seen(on_add.as_ref(), obj.as_ref()))
             .on_update(move |_, obj: &Arc<K>| updated.drain_seen(on_update.as_ref(), obj.as_ref()))
+    }
+
+    /// `controller` as a runnable of this shard: its reconcile wrapped by
+    /// [`reconciler`](Self::reconciler) and the [`drain_handler`](Self::drain_handler) on the
+    /// cache the controller reads, so drains are acknowledged as soon as that cache sees them.
+    /// Fails if the handler cannot be added (the informer has stopped).
+    pub fn into_runnable<K, Ctx, E, F, Fut>(
+        &self,
+        controller: Controller<K>,
+        reconcile: F,
+        error_policy: impl ErrorPolicy<K, E, Ctx>,
+        ctx: Arc<Ctx>,
+    ) -> Result<ControllerRunnable, InformerError>
+    where
+        K: Object + Resource,
+        Ctx: Send + Sync + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+        F: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        controller.primary().add_handler(self.drain_handler())?;
+        Ok(controller.into_runnable(self.reconciler(reconcile), error_policy, ctx))
     }
 
     /// Acknowledges `obj`'s drain now if it is idle; if it is busy, the wrapper does after the
@@ -301,12 +323,6 @@ mod tests {
             })
             .build()
             .unwrap();
-        // The informer `Controller::for_` reads (its default storage is compact).
-        manager
-            .factory()
-            .compact_informer::<ConfigMap>()
-            .add_event_handler(shard.drain_handler())
-            .unwrap();
         let gate = Arc::new(Semaphore::new(0));
         let (started, mut starts) = mpsc::unbounded_channel();
         let reconcile = {
@@ -322,12 +338,10 @@ mod tests {
         };
         let controller = Controller::for_::<ConfigMap>(manager.factory())
             .named("drains-a")
-            .concurrency(1)
-            .into_runnable(
-                shard.reconciler(reconcile),
-                DefaultErrorPolicy,
-                Arc::new(()),
-            );
+            .concurrency(1);
+        let controller = shard
+            .into_runnable(controller, reconcile, DefaultErrorPolicy, Arc::new(()))
+            .unwrap();
         manager.add(controller).unwrap();
         let running = tokio::spawn({
             let token = token.clone();

@@ -219,17 +219,10 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, log: &Log) -> Replica {
                     }
                 };
                 // Controller names are unique per process, and every replica shares this one.
-                let controller = Controller::for_::<ConfigMap>(manager.factory())
-                    .named(controller_name)
-                    .into_runnable(
-                        shard.reconciler(reconcile),
-                        DefaultErrorPolicy,
-                        Arc::new(()),
-                    );
-                manager
-                    .factory()
-                    .compact_informer::<ConfigMap>()
-                    .add_event_handler(shard.drain_handler())
+                let controller =
+                    Controller::for_::<ConfigMap>(manager.factory()).named(controller_name);
+                let controller = shard
+                    .into_runnable(controller, reconcile, DefaultErrorPolicy, Arc::new(()))
                     .expect("the drain handler");
                 manager.add(controller).expect("add the controller");
                 if let Err(e) = manager.run_until(shard.token()).await {

@@ -99,9 +99,7 @@ pub fn add_to(
     });
     let runnable = match shard {
         Some(shard) => {
-            // Drains are acknowledged as the Foo informer sees them, not behind queued Foos.
-            ctx.foos.add_event_handler(shard.drain_handler())?;
-            controller.into_runnable(shard.reconciler(reconcile), DefaultErrorPolicy, ctx.clone())
+            shard.into_runnable(controller, reconcile, DefaultErrorPolicy, ctx.clone())?
         }
         None => controller.into_runnable(reconcile, DefaultErrorPolicy, ctx.clone()),
     };
