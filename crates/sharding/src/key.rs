@@ -15,18 +15,19 @@ use kcache_core::{Object, Resource};
 /// A user's key function: the string an object is placed on the ring by.
 pub type KeyFn<K> = Arc<dyn Fn(&K) -> String + Send + Sync>;
 
+/// `group/Kind/namespace/name`: the one spelling of a kind-qualified object key, so an owner's
+/// own key and the key its children reach through their ownerReference always agree.
+pub(crate) fn kind_key(group: &str, kind: &str, namespace: &str, name: &str) -> String {
+    format!("{group}/{kind}/{namespace}/{name}")
+}
+
 /// `group/Kind/namespace/name` of `obj` (of kind `group`/`kind`), or of its controller owner.
 /// A cluster-scoped object has an empty namespace segment.
 pub fn object_key<K: Object + ?Sized>(group: &str, kind: &str, obj: &K) -> String {
     let namespace = obj.namespace().unwrap_or("");
     match obj.controller_owner() {
-        Some(owner) => format!(
-            "{}/{}/{namespace}/{}",
-            owner.group(),
-            owner.kind,
-            owner.name
-        ),
-        None => format!("{group}/{kind}/{namespace}/{}", obj.name()),
+        Some(owner) => kind_key(owner.group(), owner.kind, namespace, owner.name),
+        None => kind_key(group, kind, namespace, obj.name()),
     }
 }
 

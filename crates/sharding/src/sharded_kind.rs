@@ -2,7 +2,7 @@
 
 use kcache_core::{ApiResource, DynamicObject, Object};
 
-use crate::key::ShardKey;
+use crate::key::{kind_key, ShardKey};
 
 /// One sharded kind: its resource, where to look and how its objects are keyed.
 #[derive(Debug, Clone)]
@@ -18,11 +18,10 @@ pub(crate) struct ShardedKind {
 /// `group/Kind/namespace/name` of an object of `kind` itself (what a child's controller
 /// ownerReference names).
 pub(crate) fn own_key(kind: &ShardedKind, obj: &DynamicObject) -> String {
-    let namespace = obj.namespace().unwrap_or("");
-    format!(
-        "{}/{}/{namespace}/{}",
-        kind.resource.group,
-        kind.resource.kind,
-        obj.name()
+    kind_key(
+        &kind.resource.group,
+        &kind.resource.kind,
+        obj.namespace().unwrap_or(""),
+        obj.name(),
     )
 }

@@ -41,6 +41,7 @@ use serde_json::{json, Map, Value};
 use tokio::time::Instant;
 
 use crate::conventions::Ring;
+use crate::key::kind_key;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::{live_shards, ShardState};
 use crate::object_informer::ObjectInformers;
@@ -290,12 +291,11 @@ impl Sharder {
         settled: &HashMap<String, String>,
     ) -> Option<Write> {
         let owner = obj.controller_owner()?;
-        let namespace = obj.namespace().unwrap_or("");
-        let key = format!(
-            "{}/{}/{namespace}/{}",
+        let key = kind_key(
             owner.group(),
             owner.kind,
-            owner.name
+            obj.namespace().unwrap_or(""),
+            owner.name,
         );
         let owner_shard = settled.get(&key)?;
         let drained = obj.label(&self.ring.drain_label()).is_some();
@@ -443,8 +443,7 @@ mod tests {
 
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-    use kcache_core::ListParams;
-    use kcache_core::Resource;
+    use kcache_core::{ApiResource, ListParams, Resource};
     use kcache_testing::TestCluster;
     use kcache_transport::{Config, PostParams};
 
@@ -490,96 +489,155 @@ mod tests {
             .collect()
     }
 
+    /// A test server, a client that is never rate-limited and a ring in a fresh namespace: what
+    /// every sharder test starts from.
+    struct Setup {
+        _cluster: TestCluster,
+        client: Client,
+        ns: String,
+        ring: Ring,
+    }
+
+    impl Setup {
+        async fn new(namespace: &str) -> Self {
+            let cluster = TestCluster::start().await.unwrap();
+            let ns = cluster.create_namespace(namespace).await.unwrap();
+            let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
+            config.qps = 0.0;
+            let client = Client::new(config).unwrap();
+            let ring = Ring::new("unit", &ns);
+            Setup {
+                _cluster: cluster,
+                client,
+                ns,
+                ring,
+            }
+        }
+
+        /// A kind in the namespace, keyed as ConfigMaps (the owners of every test).
+        fn kind(&self, resource: ApiResource, controlled: bool) -> ShardedKind {
+            ShardedKind {
+                resource,
+                namespace: Some(self.ns.clone()),
+                key: ShardKey::of_kind("", "ConfigMap"),
+                controlled,
+            }
+        }
+
+        fn dynamic(&self, resource: ApiResource) -> Api<DynamicObject> {
+            Api::dynamic(self.client.clone(), resource, Some(&self.ns))
+        }
+
+        /// Shard "a"'s sharder, with Leases long enough never to expire in a test.
+        fn sharder(
+            &self,
+            kinds: Vec<ShardedKind>,
+            sync_period: Duration,
+            leases: Arc<LeaseInformer>,
+        ) -> Sharder {
+            let timing = Timing {
+                lease_duration: Duration::from_secs(60),
+                renew_deadline: Duration::from_secs(40),
+                sync_period,
+            };
+            Sharder::new(
+                self.client.clone(),
+                self.ring.clone(),
+                "a".into(),
+                kinds,
+                timing,
+                leases,
+            )
+        }
+
+        fn leases(&self) -> Arc<LeaseInformer> {
+            Arc::new(LeaseInformer::new(self.client.clone(), self.ring.clone()))
+        }
+    }
+
+    /// The Lease and object informers a pass reads, running and synced until [`Caches::stop`].
+    struct Caches {
+        leases: Arc<LeaseInformer>,
+        objects: Arc<ObjectInformers>,
+        stop: CancellationToken,
+        running: Vec<tokio::task::JoinHandle<()>>,
+    }
+
+    impl Caches {
+        async fn start(setup: &Setup, kinds: &[ShardedKind]) -> Self {
+            let stop = CancellationToken::new();
+            let leases = setup.leases();
+            let objects = Arc::new(ObjectInformers::new(&setup.client, &setup.ring, kinds));
+            let running = vec![
+                tokio::spawn({
+                    let (leases, stop) = (leases.clone(), stop.clone());
+                    async move { leases.run(stop).await }
+                }),
+                tokio::spawn({
+                    let (objects, stop) = (objects.clone(), stop.clone());
+                    async move { objects.run(stop).await }
+                }),
+            ];
+            assert!(leases.wait_for_sync().await);
+            assert!(objects.wait_for_sync().await);
+            Caches {
+                leases,
+                objects,
+                stop,
+                running,
+            }
+        }
+
+        async fn stop(self) {
+            self.stop.cancel();
+            for task in self.running {
+                task.await.unwrap();
+            }
+        }
+    }
+
     /// A pass acts once the live shards are the ones the previous pass saw; then every object is
     /// assigned in one pass (its writes in flight together), and a join drains only the objects
     /// the new shard owns.
     #[tokio::test]
     async fn passes_wait_for_the_ring_to_settle_then_assign_every_object() {
-        let cluster = TestCluster::start().await.unwrap();
-        let ns = cluster.create_namespace("sharder").await.unwrap();
-        let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
-        config.qps = 0.0;
-        let client = Client::new(config).unwrap();
-        let cms =
-            Api::<DynamicObject>::dynamic(client.clone(), ConfigMap::api_resource(), Some(&ns));
-        let typed = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+        let setup = Setup::new("sharder").await;
+        let (client, ring) = (&setup.client, &setup.ring);
+        let cms = setup.dynamic(ConfigMap::api_resource());
+        let typed = Api::<ConfigMap>::namespaced(client.clone(), &setup.ns);
         for i in 0..OBJECTS {
             let mut cm = ConfigMap::default();
             cm.metadata.name = Some(format!("obj-{i}"));
             typed.create(&PostParams::default(), &cm).await.unwrap();
         }
-        let ring = Ring::new("unit", &ns);
-        let kind = ShardedKind {
-            resource: ConfigMap::api_resource(),
-            namespace: Some(ns.clone()),
-            key: ShardKey::of_kind("", "ConfigMap"),
-            controlled: false,
-        };
-        let timing = Timing {
-            lease_duration: Duration::from_secs(60),
-            renew_deadline: Duration::from_secs(40),
-            sync_period: Duration::from_secs(1),
-        };
-        let leases = Arc::new(LeaseInformer::new(client.clone(), ring.clone()));
-        let stop = CancellationToken::new();
-        let watching = tokio::spawn({
-            let (leases, stop) = (leases.clone(), stop.clone());
-            async move { leases.run(stop).await }
-        });
-        assert!(leases.wait_for_sync().await);
-        let cached = Arc::new(ObjectInformers::new(
-            &client,
-            &ring,
-            std::slice::from_ref(&kind),
-        ));
-        let caching = tokio::spawn({
-            let (cached, stop) = (cached.clone(), stop.clone());
-            async move { cached.run(stop).await }
-        });
-        assert!(cached.wait_for_sync().await);
-        let sharder = Sharder::new(
-            client.clone(),
-            ring.clone(),
-            "a".into(),
-            vec![kind],
-            timing,
-            leases.clone(),
-        );
+        let kinds = [setup.kind(ConfigMap::api_resource(), false)];
+        let caches = Caches::start(&setup, &kinds).await;
+        let (leases, cached, stop) = (&caches.leases, &caches.objects, &caches.stop);
+        let sharder = setup.sharder(kinds.to_vec(), Duration::from_secs(1), leases.clone());
 
-        join(&client, &ring, "a").await;
-        until_cached(&leases, 1).await;
+        join(client, ring, "a").await;
+        until_cached(leases, 1).await;
         assert_eq!(
-            sharder.pass(&cached, &stop).await.unwrap(),
+            sharder.pass(cached, stop).await.unwrap(),
             None,
             "first sight"
         );
-        assert!(labels(&cms, &ring)
-            .await
-            .iter()
-            .all(|l| *l == (None, false)));
-        let pass = sharder
-            .pass(&cached, &stop)
-            .await
-            .unwrap()
-            .expect("settled");
+        assert!(labels(&cms, ring).await.iter().all(|l| *l == (None, false)));
+        let pass = sharder.pass(cached, stop).await.unwrap().expect("settled");
         assert_eq!(pass.assigned, OBJECTS);
-        assert!(labels(&cms, &ring)
+        assert!(labels(&cms, ring)
             .await
             .iter()
             .all(|l| *l == (Some("a".into()), false)));
 
-        join(&client, &ring, "b").await;
-        until_cached(&leases, 2).await;
+        join(client, ring, "b").await;
+        until_cached(leases, 2).await;
         assert_eq!(
-            sharder.pass(&cached, &stop).await.unwrap(),
+            sharder.pass(cached, stop).await.unwrap(),
             None,
             "b just joined"
         );
-        let pass = sharder
-            .pass(&cached, &stop)
-            .await
-            .unwrap()
-            .expect("settled");
+        let pass = sharder.pass(cached, stop).await.unwrap().expect("settled");
         let owners = HashRing::new(["a", "b"]);
         let list = cms.list(&ListParams::default()).await.unwrap();
         let to_b = list
@@ -596,50 +654,27 @@ mod tests {
                 moved: 0
             }
         );
-        let draining = labels(&cms, &ring).await.iter().filter(|l| l.1).count();
+        let draining = labels(&cms, ring).await.iter().filter(|l| l.1).count();
         assert_eq!(draining, to_b);
-        stop.cancel();
-        watching.await.unwrap();
-        caching.await.unwrap();
+        caches.stop().await;
     }
 
     /// With an hour's sync period, an object created after the ring settled is assigned on its
     /// add event.
     #[tokio::test]
     async fn a_new_object_is_assigned_on_its_add_event() {
-        let cluster = TestCluster::start().await.unwrap();
-        let ns = cluster.create_namespace("sharder-add").await.unwrap();
-        let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
-        config.qps = 0.0;
-        let client = Client::new(config).unwrap();
-        let ring = Ring::new("add", &ns);
-        let kind = ShardedKind {
-            resource: ConfigMap::api_resource(),
-            namespace: Some(ns.clone()),
-            key: ShardKey::of_kind("", "ConfigMap"),
-            controlled: false,
-        };
-        let timing = Timing {
-            lease_duration: Duration::from_secs(60),
-            renew_deadline: Duration::from_secs(40),
-            sync_period: Duration::from_secs(3600),
-        };
-        join(&client, &ring, "a").await;
-        let leases = Arc::new(LeaseInformer::new(client.clone(), ring.clone()));
+        let setup = Setup::new("sharder-add").await;
+        let (client, ring) = (&setup.client, &setup.ring);
+        join(client, ring, "a").await;
+        let leases = setup.leases();
         let stop = CancellationToken::new();
-        let sharder = Arc::new(Sharder::new(
-            client.clone(),
-            ring.clone(),
-            "a".into(),
-            vec![kind],
-            timing,
-            leases.clone(),
-        ));
+        let kinds = vec![setup.kind(ConfigMap::api_resource(), false)];
+        let sharder = Arc::new(setup.sharder(kinds, Duration::from_secs(3600), leases.clone()));
         let running = tokio::spawn({
             let (leases, sharder, stop) = (leases.clone(), sharder.clone(), stop.clone());
             async move { tokio::join!(leases.run(stop.clone()), sharder.run(stop)) }
         });
-        let typed = Api::<ConfigMap>::namespaced(client.clone(), &ns);
+        let typed = Api::<ConfigMap>::namespaced(client.clone(), &setup.ns);
         let assigned = |name: &'static str| {
             let typed = typed.clone();
             let label = ring.shard_label();
@@ -673,18 +708,13 @@ mod tests {
     /// was acknowledged, never drained itself; a child of no sharded owner stays unlabelled.
     #[tokio::test]
     async fn controlled_objects_follow_their_owner_without_a_drain() {
-        let cluster = TestCluster::start().await.unwrap();
-        let ns = cluster.create_namespace("controlled").await.unwrap();
-        let mut config = Config::from_kubeconfig_file(cluster.kubeconfig_path()).unwrap();
-        config.qps = 0.0;
-        let client = Client::new(config).unwrap();
-        let cms =
-            Api::<DynamicObject>::dynamic(client.clone(), ConfigMap::api_resource(), Some(&ns));
-        let secrets =
-            Api::<DynamicObject>::dynamic(client.clone(), Secret::api_resource(), Some(&ns));
+        let setup = Setup::new("controlled").await;
+        let (client, ring, ns) = (&setup.client, &setup.ring, &setup.ns);
+        let cms = setup.dynamic(ConfigMap::api_resource());
+        let secrets = setup.dynamic(Secret::api_resource());
         let (typed_cms, typed_secrets) = (
-            Api::<ConfigMap>::namespaced(client.clone(), &ns),
-            Api::<Secret>::namespaced(client.clone(), &ns),
+            Api::<ConfigMap>::namespaced(client.clone(), ns),
+            Api::<Secret>::namespaced(client.clone(), ns),
         );
         for i in 0..10 {
             let mut cm = ConfigMap::default();
@@ -711,43 +741,14 @@ mod tests {
             .create(&PostParams::default(), &orphan)
             .await
             .unwrap();
-        let ring = Ring::new("unit", &ns);
-        let kind = |resource, controlled| ShardedKind {
-            resource,
-            namespace: Some(ns.clone()),
-            key: ShardKey::of_kind("", "ConfigMap"),
-            controlled,
-        };
         let kinds = vec![
-            kind(Secret::api_resource(), true), // listed first: primary kinds still go first
-            kind(ConfigMap::api_resource(), false),
+            // Listed first: primary kinds still go first.
+            setup.kind(Secret::api_resource(), true),
+            setup.kind(ConfigMap::api_resource(), false),
         ];
-        let timing = Timing {
-            lease_duration: Duration::from_secs(60),
-            renew_deadline: Duration::from_secs(40),
-            sync_period: Duration::from_secs(1),
-        };
-        let leases = Arc::new(LeaseInformer::new(client.clone(), ring.clone()));
-        let stop = CancellationToken::new();
-        let watching = tokio::spawn({
-            let (leases, stop) = (leases.clone(), stop.clone());
-            async move { leases.run(stop).await }
-        });
-        assert!(leases.wait_for_sync().await);
-        let cached = Arc::new(ObjectInformers::new(&client, &ring, &kinds));
-        let caching = tokio::spawn({
-            let (cached, stop) = (cached.clone(), stop.clone());
-            async move { cached.run(stop).await }
-        });
-        assert!(cached.wait_for_sync().await);
-        let sharder = Sharder::new(
-            client.clone(),
-            ring.clone(),
-            "a".into(),
-            kinds,
-            timing,
-            leases.clone(),
-        );
+        let caches = Caches::start(&setup, &kinds).await;
+        let (leases, cached, stop) = (&caches.leases, &caches.objects, &caches.stop);
+        let sharder = setup.sharder(kinds, Duration::from_secs(1), leases.clone());
         let shard_of = |api: &Api<DynamicObject>| {
             let (api, ring) = (api.clone(), ring.clone());
             async move {
@@ -762,15 +763,11 @@ mod tests {
             }
         };
 
-        join(&client, &ring, "a").await;
-        until_cached(&leases, 1).await;
-        let pass = sharder.pass(&cached, &stop).await.unwrap();
+        join(client, ring, "a").await;
+        until_cached(leases, 1).await;
+        let pass = sharder.pass(cached, stop).await.unwrap();
         assert_eq!(pass, None, "first sight");
-        let pass = sharder
-            .pass(&cached, &stop)
-            .await
-            .unwrap()
-            .expect("settled");
+        let pass = sharder.pass(cached, stop).await.unwrap().expect("settled");
         assert_eq!(
             pass.assigned, 20,
             "10 owners and their 10 children in one pass"
@@ -781,15 +778,11 @@ mod tests {
             assert_eq!(children[&format!("child-{i}")], (Some("a".into()), false));
         }
 
-        join(&client, &ring, "b").await;
-        until_cached(&leases, 2).await;
-        let pass = sharder.pass(&cached, &stop).await.unwrap();
+        join(client, ring, "b").await;
+        until_cached(leases, 2).await;
+        let pass = sharder.pass(cached, stop).await.unwrap();
         assert_eq!(pass, None, "b just joined");
-        let pass = sharder
-            .pass(&cached, &stop)
-            .await
-            .unwrap()
-            .expect("settled");
+        let pass = sharder.pass(cached, stop).await.unwrap().expect("settled");
         assert!(pass.drained > 0 && pass.drained < 10, "{pass:?}");
         assert_eq!(
             (pass.assigned, pass.moved),
@@ -829,11 +822,7 @@ mod tests {
             let rv = acked.resource_version().unwrap().to_string();
             cached.catch_up(1, &rv, Duration::from_secs(30)).await;
         }
-        let pass = sharder
-            .pass(&cached, &stop)
-            .await
-            .unwrap()
-            .expect("settled");
+        let pass = sharder.pass(cached, stop).await.unwrap().expect("settled");
         assert_eq!(
             pass.assigned,
             2 * moving.len(),
@@ -845,8 +834,6 @@ mod tests {
             assert_eq!(children[&format!("child-{i}")], (Some(to.into()), false));
         }
         assert_eq!(children["orphan"], (None, false));
-        stop.cancel();
-        watching.await.unwrap();
-        caching.await.unwrap();
+        caches.stop().await;
     }
 }
