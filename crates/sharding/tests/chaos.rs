@@ -44,9 +44,14 @@ const RECONCILE: Duration = Duration::from_millis(30);
 /// The seeds of a plain `cargo test`.
 const DEFAULT_SEEDS: [u64; 2] = [3, 6];
 const STEPS: usize = 3;
-/// How long convergence may take after the faults (a lease, a take-over, a rejoin, on a loaded
-/// machine): a liveness guard, not a timing claim.
+/// How long convergence may go without progress after the faults (a lease, a take-over, a rejoin,
+/// on a loaded machine): a liveness guard, not a timing claim. A starved machine can let a
+/// replica's 2 s Lease lapse and the ring change again, which is the sharder doing its job; so
+/// the limit runs from the last time more objects had settled than at the poll before, up to
+/// [`CONVERGE_AT_MOST`].
 const CONVERGE: Duration = Duration::from_secs(30);
+/// The bound on convergence however much progress is made: past it the ring is flapping.
+const CONVERGE_AT_MOST: Duration = Duration::from_secs(120);
 
 /// One reconcile: which object, which replica, when.
 #[derive(Debug, Clone)]
@@ -256,43 +261,55 @@ impl Replica {
 }
 
 /// Whether every object is labelled with its owner among `running`, undrained, and was
-/// reconciled by it since `since`.
+/// reconciled by it since `since`; if not, how many are and what the first one that is not
+/// lacks.
 async fn converged(
     api: &Api<DynamicObject>,
     ring: &Ring,
     running: &[String],
     log: &Log,
     since: Instant,
-) -> Result<(), String> {
+) -> Result<(), (usize, String)> {
     let hash_ring = HashRing::new(running.iter().cloned());
     let list = api
         .list(&ListParams::default())
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| (0, e.to_string()))?;
     let objects: Vec<_> = list
         .items
         .iter()
         .filter(|o| o.name().starts_with("obj-"))
         .collect();
     if objects.len() != OBJECTS {
-        return Err(format!("{} objects listed", objects.len()));
+        return Err((0, format!("{} objects listed", objects.len())));
     }
+    let mut settled = 0;
+    let mut first_unsettled = None;
     for o in objects {
         let owner = hash_ring
             .owner_of(&object_key("", "ConfigMap", o))
             .unwrap_or("");
         let labels: BTreeMap<_, _> = o.labels().cloned().unwrap_or_default();
-        if labels.get(&ring.shard_label()).map(String::as_str) != Some(owner) {
-            return Err(format!("{} labelled {:?}, owner {owner}", o.name(), labels));
-        }
-        if labels.contains_key(&ring.drain_label()) {
-            return Err(format!("{} still draining", o.name()));
-        }
-        if !log.reconciled_since(o.name(), owner, since) {
-            return Err(format!("{} not yet reconciled by {owner}", o.name()));
+        let lacks = if labels.get(&ring.shard_label()).map(String::as_str) != Some(owner) {
+            Some(format!("{} labelled {:?}, owner {owner}", o.name(), labels))
+        } else if labels.contains_key(&ring.drain_label()) {
+            Some(format!("{} still draining", o.name()))
+        } else if !log.reconciled_since(o.name(), owner, since) {
+            Some(format!("{} not yet reconciled by {owner}", o.name()))
+        } else {
+            None
+        };
+        match lacks {
+            None => settled += 1,
+            Some(lacks) => {
+                first_unsettled.get_or_insert(lacks);
+            }
         }
     }
-    Ok(())
+    match first_unsettled {
+        None => Ok(()),
+        Some(lacks) => Err((settled, lacks)),
+    }
 }
 
 async fn wait_converged(
@@ -303,16 +320,26 @@ async fn wait_converged(
 ) -> Result<(), String> {
     let running: Vec<String> = replicas.iter().map(|r| r.name.clone()).collect();
     let since = Instant::now();
-    let deadline = since + CONVERGE;
+    let (mut progress, mut last) = (since, 0);
     loop {
         match converged(api, ring, &running, log, since).await {
             Ok(()) => return Ok(()),
-            Err(e) if Instant::now() >= deadline => {
-                return Err(format!(
-                    "not converged within {CONVERGE:?} on {running:?}: {e}"
-                ))
+            Err((settled, lacks)) => {
+                let now = Instant::now();
+                if settled > last {
+                    progress = now;
+                }
+                last = settled;
+                if now >= progress + CONVERGE || now >= since + CONVERGE_AT_MOST {
+                    return Err(format!(
+                        "not converged on {running:?} after {:?}: {last} of {OBJECTS} objects \
+                         settled, none more for {:?}; {lacks}",
+                        now - since,
+                        now - progress
+                    ));
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
         }
     }
 }
