@@ -89,10 +89,23 @@ pub fn set_status_condition(conditions: &mut Vec<Condition>, new: Condition) -> 
 /// Returns the object as written (recorded for read-your-writes when called from a reconcile,
 /// see [`wrote`](crate::wrote)), or `None` when nothing changed and nothing was sent.
 ///
-/// ```ignore
-/// let ready = new_condition("Ready", "True", "ConfigMapApplied", "", g.generation());
-/// patch_status_condition(&api, &*g, g.status.as_ref(), |s: &mut FooStatus| &mut s.conditions, ready)
-///     .await?;
+/// ```no_run
+/// # use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+/// # use kcache_controller::conditions::{new_condition, patch_status_condition};
+/// # use kcache_core::{DynamicObject, Object};
+/// # use kcache_transport::Api;
+/// #[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
+/// struct FooStatus {
+///     conditions: Vec<Condition>,
+/// }
+///
+/// async fn mark_ready(foos: &Api<DynamicObject>, foo: &DynamicObject) -> Result<(), kcache_core::Error> {
+///     let status: Option<FooStatus> =
+///         (foo.data.get("status").cloned()).and_then(|s| serde_json::from_value(s).ok());
+///     let ready = new_condition("Ready", "True", "ConfigMapApplied", "", foo.generation());
+///     patch_status_condition(foos, foo, status.as_ref(), |s| &mut s.conditions, ready).await?;
+///     Ok(())
+/// }
 /// ```
 pub async fn patch_status_condition<K, S>(
     api: &Api<K>,

@@ -41,9 +41,21 @@ pub fn wrote<O: Object>(written: &O) -> bool {
 /// [`Controller::writes`](crate::Controller::writes) before `run` and keep it in your context.
 /// Cheap to clone; every clone is the same tracker.
 ///
-/// ```ignore
-/// let written = secrets.create(&PostParams::default(), &secret).await?;
-/// ctx.writes.wrote(&ReconcileRequest::of(&*cm), &written);
+/// ```no_run
+/// # use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+/// # use kcache_controller::{ReconcileRequest, WriteTracker};
+/// # use kcache_transport::{Api, PostParams};
+/// /// Runs on a task the reconcile of `cm` spawned, where [`wrote`] finds no reconcile.
+/// async fn copy(
+///     writes: WriteTracker,
+///     secrets: Api<Secret>,
+///     cm: &ConfigMap,
+///     secret: Secret,
+/// ) -> Result<(), kcache_core::Error> {
+///     let written = secrets.create(&PostParams::default(), &secret).await?;
+///     writes.wrote(&ReconcileRequest::of(cm), &written);
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone, Default)]
 pub struct WriteTracker {

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kcache::controller::{
-    set_controller_reference, Action, Controller, DefaultErrorPolicy, Manager, ReconcileRequest,
-    WriteTracker,
+    set_controller_reference, wrote, Action, Controller, DefaultErrorPolicy, Manager,
+    ReconcileRequest,
 };
 use kcache::core::BoxError;
 use kcache::events::{EventRecorder, EventType, EventType::*, ObjectReference};
@@ -57,7 +57,6 @@ pub struct Ctx {
     pub foos: CompactInformer<Foo>,
     /// The Deployment cache (the controller's).
     pub deployments: CompactInformer<Deployment>,
-    writes: WriteTracker,
     recorder: EventRecorder,
     /// Per Foo, how its reconciles went.
     pub stats: Mutex<BTreeMap<ReconcileRequest, SyncStats>>,
@@ -92,7 +91,6 @@ pub fn add_to(
         client: manager.client().clone(),
         foos: factory.compact_informer(),
         deployments: factory.compact_informer(),
-        writes: controller.writes(),
         recorder: manager.event_recorder(CONTROLLER_AGENT_NAME)?,
         stats: Mutex::default(),
         shard: shard.clone(),
@@ -172,17 +170,17 @@ async fn sync_handler(foo: &Foo, ctx: &Ctx) -> Result<(), SampleError> {
         copy.status = Some(FooStatus { available_replicas });
         let foos = Api::<Foo>::namespaced(ctx.client.clone(), ns);
         let written = foos.replace_status(foo.name(), &params, &copy).await?;
-        ctx.writes.wrote(&key, &written); // the next reconcile reads at least this Foo
+        wrote(&written); // the next reconcile reads at least this Foo
     }
     ctx.event(foo, Normal, SUCCESS_SYNCED, MESSAGE_RESOURCE_SYNCED);
     Ok(())
 }
 
 impl Ctx {
-    /// Tells the runtime that reconciling `key` wrote its Deployment (the next reconcile waits
-    /// until the cache holds it), and counts it.
+    /// Tells the runtime that this reconcile of `key` wrote its Deployment (the next reconcile
+    /// waits until the cache holds it), and counts it.
     fn wrote_deployment(&self, key: &ReconcileRequest, written: Deployment) -> Deployment {
-        self.writes.wrote(key, &written);
+        wrote(&written);
         let mut stats = self.stats.lock();
         stats.entry(key.clone()).or_default().deployment_writes += 1;
         written
