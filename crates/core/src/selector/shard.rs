@@ -67,7 +67,7 @@ impl ShardField {
     }
 
     /// The value this field hashes for `obj` (empty when absent, like the server's resolver).
-    pub fn value_of<'a>(self, obj: &'a impl Object) -> &'a str {
+    pub fn value_of(self, obj: &impl Object) -> &str {
         match self {
             ShardField::Uid => obj.uid(),
             ShardField::Namespace => obj.namespace(),
