@@ -36,7 +36,7 @@ pub use k8s_openapi_impls::ScopeNamespaced;
 pub use key::{split_meta_namespace_key, KeyFormatError, ObjectKey};
 pub use list::ObjectList;
 pub use managed_fields::{FieldsV1, ManagedFieldsEntry};
-pub use meta::{ListMeta, ObjectMeta, OwnerReference, TypeMeta};
+pub use meta::{ListMeta, ObjectMeta, OwnerReference, ShardInfo, TypeMeta};
 pub use object::{Object, ObjectMetaFields, OwnerRef};
 pub use object_mut::ObjectMut;
 pub use pager::{ListPager, PagedList, DEFAULT_PAGE_SIZE};

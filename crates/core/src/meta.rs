@@ -105,4 +105,16 @@ pub struct ListMeta {
     /// How many items remain after this page, when the server knows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining_item_count: Option<i64>,
+    /// The `shardSelector` the server applied (KEP-5866); absent when it ignored or was not
+    /// sent one, so a client that asked for a shard learns whether the list is filtered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard_info: Option<ShardInfo>,
+}
+
+/// `metav1.ShardInfo` (KEP-5866): what a sharded list was filtered by.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// The applied selector, in the server's canonical form.
+    #[serde(default)]
+    pub selector: String,
 }

@@ -38,6 +38,10 @@ pub struct ListParams {
     pub resource_version_match: Option<ResourceVersionMatch>,
     /// `timeoutSeconds`.
     pub timeout_seconds: Option<u32>,
+    /// `shardSelector` (KEP-5866, alpha in 1.36): only objects in these hash ranges; see
+    /// [`crate::selector::ShardSelector`]. A server without the feature ignores it and lists
+    /// everything.
+    pub shard_selector: Option<String>,
 }
 
 /// Options of one watch request.
@@ -57,12 +61,14 @@ pub struct WatchParams {
     pub allow_watch_bookmarks: bool,
     /// `sendInitialEvents` (watch-list).
     pub send_initial_events: Option<bool>,
+    /// `shardSelector` (KEP-5866), like [`ListParams::shard_selector`].
+    pub shard_selector: Option<String>,
 }
 
 impl ListParams {
     /// The query parameters, sorted by name like Go's `url.Values.Encode`; empty values omitted.
     pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
-        let mut q = Vec::with_capacity(7);
+        let mut q = Vec::with_capacity(8);
         push(&mut q, "continue", self.continue_token.as_deref());
         push(&mut q, "fieldSelector", self.field_selector.as_deref());
         push(&mut q, "labelSelector", self.label_selector.as_deref());
@@ -75,6 +81,7 @@ impl ListParams {
             "resourceVersionMatch",
             self.resource_version_match.map(|m| m.as_str()),
         );
+        push(&mut q, "shardSelector", self.shard_selector.as_deref());
         if let Some(t) = self.timeout_seconds {
             q.push(("timeoutSeconds", t.to_string()));
         }
@@ -90,7 +97,7 @@ impl ListParams {
 impl WatchParams {
     /// The query parameters including `watch=true`, sorted by name like `url.Values.Encode`.
     pub fn query_pairs(&self) -> Vec<(&'static str, String)> {
-        let mut q = Vec::with_capacity(8);
+        let mut q = Vec::with_capacity(9);
         if self.allow_watch_bookmarks {
             q.push(("allowWatchBookmarks", "true".to_string()));
         }
@@ -105,6 +112,7 @@ impl WatchParams {
         if let Some(s) = self.send_initial_events {
             q.push(("sendInitialEvents", s.to_string()));
         }
+        push(&mut q, "shardSelector", self.shard_selector.as_deref());
         if let Some(t) = self.timeout_seconds {
             q.push(("timeoutSeconds", t.to_string()));
         }
@@ -207,6 +215,27 @@ mod tests {
         assert_eq!(
             wl.to_query(),
             "allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&sendInitialEvents=true&watch=true"
+        );
+    }
+
+    #[test]
+    fn shard_selector_is_sent_in_url_values_order() {
+        let sel = "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')";
+        let list = ListParams {
+            shard_selector: Some(sel.into()),
+            timeout_seconds: Some(5),
+            ..ListParams::default()
+        };
+        let encoded = "shardSelector=shardRange%28object.metadata.uid%2C+%270x0%27%2C+%270x8000000000000000%27%29";
+        assert_eq!(list.to_query(), format!("{encoded}&timeoutSeconds=5"));
+        let watch = WatchParams {
+            shard_selector: Some(sel.into()),
+            send_initial_events: Some(true),
+            ..WatchParams::default()
+        };
+        assert_eq!(
+            watch.to_query(),
+            format!("sendInitialEvents=true&{encoded}&watch=true")
         );
     }
 }

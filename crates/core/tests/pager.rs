@@ -121,6 +121,7 @@ impl ListerWatcher<String> for TestPager {
                 resource_version: Some(p.rv.clone()),
                 continue_,
                 remaining_item_count: None,
+                shard_info: None,
             },
             items,
         })
@@ -441,6 +442,7 @@ fn page(items: &[&str], continue_: Option<&str>) -> Result<ObjectList<String>, E
             resource_version: Some("10".into()),
             continue_: continue_.map(String::from),
             remaining_item_count: continue_.map(|_| 1),
+            shard_info: None,
         },
         items: items.iter().map(|s| s.to_string()).collect(),
     })

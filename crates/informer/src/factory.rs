@@ -30,6 +30,10 @@ pub struct FactoryOptions {
     pub label_selector: Option<String>,
     /// Only objects matching this field selector.
     pub field_selector: Option<String>,
+    /// Only objects in these KEP-5866 hash ranges (`shardSelector`, alpha in Kubernetes 1.36
+    /// behind the `ShardedListAndWatch` gate); build it with `kcache_core::selector::ShardSelector`.
+    /// A server without the gate ignores it and sends everything.
+    pub shard_selector: Option<String>,
     /// The default handler resync period of every informer.
     pub resync_period: Duration,
     /// The template every informer's options are built from (FIFO mode, reflector settings,
@@ -180,6 +184,7 @@ impl SharedInformerFactory {
         opts.resync_period = self.options.resync_period;
         opts.reflector.label_selector = self.options.label_selector.clone();
         opts.reflector.field_selector = self.options.field_selector.clone();
+        opts.reflector.shard_selector = self.options.shard_selector.clone();
         let informer =
             SharedIndexInformer::with_cache(make_source(&self.options), make_cache(), opts);
         st.entries.insert(

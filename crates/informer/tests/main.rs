@@ -20,4 +20,6 @@ mod handler_removal;
 mod metadata_informer;
 mod read_your_writes;
 mod read_your_writes_cluster;
+#[cfg(feature = "transport")]
+mod shard_informer;
 mod shared_informer;

@@ -57,6 +57,9 @@ pub struct ReflectorOptions {
     pub label_selector: Option<String>,
     /// `fieldSelector` sent with every list and watch, like `label_selector`.
     pub field_selector: Option<String>,
+    /// `shardSelector` (KEP-5866) sent with every list and watch, like `label_selector`: the
+    /// store then holds only the objects of these hash ranges, if the server supports it.
+    pub shard_selector: Option<String>,
     /// The list page size. `None` applies client-go's policy: 500, except that a list at a
     /// resourceVersion other than "" and "0" is not paginated (the watch cache serves it whole)
     /// unless an earlier list at "0" came back paginated (the watch cache is off). `Some(n)`
@@ -86,6 +89,7 @@ impl Default for ReflectorOptions {
             name: "reflector".to_string(),
             label_selector: None,
             field_selector: None,
+            shard_selector: None,
             page_size: None,
             resync_period: Duration::ZERO,
             watch_list: WatchListMode::Auto,

@@ -178,6 +178,7 @@ where
             resource_version: Some(rv.to_string()),
             label_selector: self.options.label_selector.clone(),
             field_selector: self.options.field_selector.clone(),
+            shard_selector: self.options.shard_selector.clone(),
             ..ListParams::default()
         };
         ListPager::new(page_size)
@@ -214,6 +215,7 @@ where
         WatchParams {
             label_selector: self.options.label_selector.clone(),
             field_selector: self.options.field_selector.clone(),
+            shard_selector: self.options.shard_selector.clone(),
             timeout_seconds: Some(self.watch_timeout_seconds()),
             allow_watch_bookmarks: true,
             ..WatchParams::default()

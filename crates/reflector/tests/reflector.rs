@@ -609,6 +609,8 @@ fn run_is_send() {
     assert_send(r.run(tokio_util::sync::CancellationToken::new()));
 }
 
+const SHARD: &str = "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')";
+
 #[tokio::test(start_paused = true)]
 async fn selectors_go_into_every_request() {
     let lw = ScriptedLw::new();
@@ -619,6 +621,7 @@ async fn selectors_go_into_every_request() {
     let opts = ReflectorOptions {
         label_selector: Some("app=web".into()),
         field_selector: Some("metadata.name!=x".into()),
+        shard_selector: Some(SHARD.into()),
         watch_list: kcache_reflector::WatchListMode::Auto,
         ..options(false)
     };
@@ -626,12 +629,13 @@ async fn selectors_go_into_every_request() {
     let requests = lw.requests();
     assert_eq!(requests.len(), 4, "{requests:?}");
     for r in requests {
-        let (label, field) = match r {
-            Request::List(p) => (p.label_selector, p.field_selector),
-            Request::Watch(p) => (p.label_selector, p.field_selector),
+        let (label, field, shard) = match r {
+            Request::List(p) => (p.label_selector, p.field_selector, p.shard_selector),
+            Request::Watch(p) => (p.label_selector, p.field_selector, p.shard_selector),
         };
         assert_eq!(label.as_deref(), Some("app=web"));
         assert_eq!(field.as_deref(), Some("metadata.name!=x"));
+        assert_eq!(shard.as_deref(), Some(SHARD));
     }
 }
 

@@ -5,23 +5,9 @@
 //! FNV-1a alone is what KEP-5866's `shardRange` uses on uids, but its output changes little in the
 //! high bits when only the last bytes of an input change (`shard-a#1`, `shard-a#2`, ...); the
 //! finalizer spreads every input bit over all 64 output bits, which the ring's balance needs.
+//! The FNV-1a itself is kcache-core's, the one `shardRange` selectors use.
 
-const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// FNV-1a 64 of `bytes` continued from `state` (start with [`fnv1a_start`]).
-pub(crate) fn fnv1a(mut state: u64, bytes: &[u8]) -> u64 {
-    for &b in bytes {
-        state ^= u64::from(b);
-        state = state.wrapping_mul(FNV_PRIME);
-    }
-    state
-}
-
-/// FNV-1a's offset basis: the state before any byte.
-pub(crate) fn fnv1a_start() -> u64 {
-    FNV_OFFSET
-}
+pub(crate) use kcache_core::selector::{fnv1a64, fnv1a64_continue};
 
 /// MurmurHash3's 64-bit finalizer: a bijection that lets every input bit affect every output bit.
 pub(crate) fn fmix64(mut h: u64) -> u64 {
@@ -35,20 +21,12 @@ pub(crate) fn fmix64(mut h: u64) -> u64 {
 
 /// The ring position of `key`.
 pub fn hash_key(key: &str) -> u64 {
-    fmix64(fnv1a(fnv1a_start(), key.as_bytes()))
+    fmix64(fnv1a64(key.as_bytes()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fnv1a_matches_the_published_test_vectors() {
-        // From the FNV reference test suite (fnv1a64 of "", "a", "foobar").
-        assert_eq!(fnv1a(fnv1a_start(), b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(fnv1a_start(), b"a"), 0xaf63_dc4c_8601_ec8c);
-        assert_eq!(fnv1a(fnv1a_start(), b"foobar"), 0x8594_4171_f739_67e8);
-    }
 
     #[test]
     fn hash_key_is_fixed_across_builds() {

@@ -9,7 +9,7 @@
 //! The ring is a pure function of the set of shard names: the order they are given in, the
 //! process and the replica do not matter, so the sharder and every shard agree on each key's owner.
 
-use crate::hash::{fmix64, fnv1a, fnv1a_start, hash_key};
+use crate::hash::{fmix64, fnv1a64, fnv1a64_continue, hash_key};
 
 /// Virtual nodes per shard.
 ///
@@ -53,10 +53,10 @@ impl HashRing {
         let per_shard = virtual_nodes.max(1);
         let mut points = Vec::with_capacity(names.len() * per_shard as usize);
         for (index, name) in names.iter().enumerate() {
-            let seed = fnv1a(fnv1a_start(), name.as_bytes());
+            let seed = fnv1a64(name.as_bytes());
             let index = u32::try_from(index).unwrap_or(u32::MAX);
             for vnode in 0..per_shard {
-                let position = fmix64(fnv1a(seed, &vnode.to_le_bytes()));
+                let position = fmix64(fnv1a64_continue(seed, &vnode.to_le_bytes()));
                 points.push((position, index));
             }
         }

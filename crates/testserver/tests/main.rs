@@ -18,4 +18,5 @@ mod kubectl;
 mod resource_versions;
 mod scale;
 mod seeding;
+mod shard_selector;
 mod wire;

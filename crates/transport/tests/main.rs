@@ -14,4 +14,5 @@ mod list_parallel;
 mod metadata;
 mod protobuf;
 mod protobuf_fallback;
+mod shard_selector;
 mod testserver;

@@ -36,6 +36,7 @@ pub fn page(rv: &str, continue_token: &str, items: Vec<Obj>) -> Result<ObjectLis
             resource_version: Some(rv.to_string()),
             continue_: Some(continue_token.to_string()),
             remaining_item_count: None,
+            shard_info: None,
         },
         items,
     })

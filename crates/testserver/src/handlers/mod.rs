@@ -26,7 +26,7 @@ pub(crate) use write::create_stored;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
-use kcache_core::selector::{FieldSelector, LabelSelector};
+use kcache_core::selector::{FieldSelector, LabelSelector, ShardSelector};
 
 use crate::http::faults::Verb;
 use crate::http::query::Query;
@@ -98,10 +98,13 @@ impl Target {
                 r.field
             )));
         }
+        let shards = ShardSelector::parse(query.get("shardSelector").unwrap_or(""))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
         Ok(Filter {
             namespace: self.namespace.clone(),
             labels,
             fields,
+            shards,
             renames: crate::resources::conversion::selector_renames(&self.res),
         })
     }

@@ -15,7 +15,7 @@ use crate::http::query::{go_quote, Query};
 use crate::http::responses::{json_response, json_value, ApiError, ApiResult, Body};
 use crate::resources::conversion;
 use crate::state::ServerState;
-use crate::storage::{Continue, ListAt, ListError, Page};
+use crate::storage::{Continue, Filter, ListAt, ListError, Page};
 
 const EXPIRED_LIST: &str = "The resourceVersion for the provided list is too old.";
 const INCONSISTENT_CONTINUE: &str = "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.";
@@ -159,7 +159,7 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
             return Err(ApiError::too_large_rv(requested, current))
         }
     };
-    Ok(list_response(t, page))
+    Ok(list_response(t, page, &filter))
 }
 
 /// The list response, streamed from the page's stored items (see [`ListBody`]): the stored
@@ -170,7 +170,7 @@ pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> Api
 /// The items of a built-in list are Go structs whose TypeMeta is empty, so the API server
 /// writes them without `kind` and `apiVersion`; a stored built-in object starts with exactly
 /// those two fields, which are skipped. Custom resources keep theirs, as on the real server.
-fn list_response(t: &Target, page: Page) -> Response<Body> {
+fn list_response(t: &Target, page: Page, filter: &Filter) -> Response<Body> {
     let mut meta = serde_json::json!({"resourceVersion": page.rv.to_string()});
     if let Some(after) = &page.next_after {
         meta["continue"] = Continue {
@@ -182,6 +182,10 @@ fn list_response(t: &Target, page: Page) -> Response<Body> {
     }
     if let Some(n) = page.remaining {
         meta["remainingItemCount"] = n.into();
+    }
+    if !filter.shards.is_empty() {
+        // KEP-5866: the applied selector, echoed so a client can tell it was honoured.
+        meta["shardInfo"] = serde_json::json!({"selector": filter.shards.to_string()});
     }
     let shell = serde_json::json!({"kind": t.res.list_kind(), "apiVersion": t.res.api.api_version(),
                                    "metadata": meta, "items": []});

@@ -20,6 +20,8 @@ pub(crate) struct Stored {
     pub name: String,
     /// `metadata.labels`.
     pub labels: Option<BTreeMap<String, String>>,
+    /// FNV-1a 64 of `metadata.uid`: what a uid `shardRange` compares (8 bytes, not the uid).
+    pub uid_hash: u64,
     /// Values of the resource's selectable fields (`spec.nodeName`, ...).
     pub fields: Vec<(String, String)>,
     /// The object's JSON, as the API server writes it (see `crate::wire`).
@@ -40,6 +42,8 @@ impl Stored {
                 .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
                 .collect()
         });
+        let uid_hash =
+            kcache_core::selector::fnv1a64(meta["uid"].as_str().unwrap_or_default().as_bytes());
         let fields = field_paths
             .iter()
             .map(|p| (p.clone(), selectable_field(value, p)))
@@ -54,6 +58,7 @@ impl Stored {
             namespace,
             name,
             labels,
+            uid_hash,
             fields,
             json: Bytes::from(json),
         }
