@@ -9,6 +9,7 @@ mod account;
 mod client;
 mod configmaps;
 mod controller;
+mod core_round_trip;
 mod fifo;
 mod heap;
 mod informer;
@@ -45,6 +46,9 @@ struct Cli {
 enum Scenario {
     /// A rate-limiting queue: one producer adds, workers get → forget → done.
     Workqueue(workqueue::Args),
+    /// A cache line's round trip between two cores, as the host placed them now (what a queue's
+    /// hand-over costs; `workqueue-compare.sh` records it beside client-go's rounds).
+    CoreRoundTrip,
     /// An indexer: insert, update, then by_index look-ups on typed ConfigMaps.
     Store(store::Args),
     /// A DeltaFIFO into an indexer: one producer adds and updates, one consumer applies.
@@ -105,6 +109,10 @@ fn main() {
     heap::disable_transparent_huge_pages();
     match cli.scenario {
         Scenario::Workqueue(args) => workqueue::run(args),
+        Scenario::CoreRoundTrip => report::emit(
+            "core-round-trip",
+            serde_json::json!({ "core_round_trip_ns": core_round_trip::nanos() }),
+        ),
         Scenario::Store(args) => store::run(args),
         Scenario::Fifo(args) => fifo::run(args),
         Scenario::Relist(args) => relist::run(args),

@@ -94,6 +94,8 @@ pub fn run(args: Args) {
             LIMITER_MAX,
         )),
     };
+    // Before the clock: what one hand-over between two cores costs on this run's placement.
+    let core_round_trip_ns = super::core_round_trip::nanos();
     let processed = Arc::new(AtomicU64::new(0));
     let (sentinel_seen, sentinel_got) = mpsc::channel::<()>();
 
@@ -157,6 +159,7 @@ pub fn run(args: Args) {
             "processed": processed.load(Ordering::Relaxed),
             "seconds": seconds,
             "adds_per_sec": args.adds as f64 / seconds,
+            "core_round_trip_ns": core_round_trip_ns,
         }),
     );
 }

@@ -22,9 +22,12 @@
 //!   producer's core and a worker's, and a `futex` wake is a syscall the producer pays (and, on a
 //!   busy core, a context switch to the woken worker, which can preempt the producer).
 //!
-//! Which regime a run falls into depended on small things (where the scheduler put the three
-//! threads on two cores), hence a benchmark with two speeds. Five costs made the keeping-up
-//! regime slower than it needs to be, and all are removed by design:
+//! Every hand-over in the keeping-up regime moves cache lines between cores, so its speed is the
+//! machine's core-to-core latency. On 2-vCPU VMs that latency is itself bimodal: a line's round
+//! trip is about 100 ns or about 500 ns as the host places the vCPUs (`kcache-bench
+//! core-round-trip`), and a queue benchmark's slow runs are the 500 ns ones, for client-go's
+//! queue as for this one (docs/benchmarks.md). Five costs made the keeping-up regime slower than
+//! it needs to be, and all are removed by design:
 //! - false sharing: nothing kept the flag every add reads (`shutting_down`) off the cache lines
 //!   of counters that workers write per item (`processing`, `queued`) and of the `order` lock
 //!   (Rust lays fields out as it likes), so even a collapsed add could miss the cache whenever a
