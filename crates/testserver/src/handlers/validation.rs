@@ -179,7 +179,8 @@ mod tests {
         let c = validate(
             &crd,
             &json!({"metadata": {"name": "x"}, "spec": {"group": "g", "scope": "Namespaced",
-            "names": {"plural": "ws", "kind": "W"}, "versions": [{"name": "v1"}]}}),
+            "names": {"plural": "ws", "kind": "W"},
+            "versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object"}}}]}}),
         );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].field, "metadata.name");
