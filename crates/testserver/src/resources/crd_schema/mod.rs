@@ -103,8 +103,9 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
     out
 }
 
-/// The `/scale` paths must lead to integers (`ValidateScaleSpec`/`ValidateScaleStatus`): a
-/// value of another type is an `accessor error` named by the path as the CRD spells it.
+/// The `/scale` paths must lead to int32s (`ValidateScaleSpec`/`ValidateScaleStatus`): a
+/// value of another type is an `accessor error`, one out of range is invalid; both are named
+/// by the path as the CRD spells it.
 fn scale_accessors(scale: &ScalePaths, obj: &Value, out: &mut Vec<StatusCause>) {
     for path in [&scale.spec_replicas, &scale.status_replicas] {
         let mut at = obj;
@@ -138,6 +139,17 @@ fn scale_accessors(scale: &ScalePaths, obj: &Value, out: &mut Vec<StatusCause>) 
                 ));
                 break;
             }
+            if last {
+                let n = next.as_i64().unwrap_or(i64::MAX);
+                let detail = match n {
+                    ..0 => "should be a non-negative integer".to_string(),
+                    n if n > i64::from(i32::MAX) => {
+                        format!("should be less than or equal to {}", i32::MAX)
+                    }
+                    _ => continue,
+                };
+                out.push(causes::invalid(path, &n.to_string(), &detail));
+            }
             at = next;
         }
     }
@@ -165,6 +177,12 @@ mod tests {
             &mut out,
         );
         scale_accessors(&scale, &json!({"spec": {"replicas": 2}}), &mut out);
+        scale_accessors(&scale, &json!({"spec": {"replicas": -1}}), &mut out);
+        scale_accessors(
+            &scale,
+            &json!({"status": {"replicas": 3000000000u64}}),
+            &mut out,
+        );
         let got: Vec<String> = out
             .iter()
             .map(|c| format!("{}: {}", c.field, c.message))
@@ -175,6 +193,8 @@ mod tests {
                 ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: x is of the type string, expected int64",
                 ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: [] is of the type []interface {}, expected map[string]interface{}",
                 ".spec.replicas: Invalid value: 0: .spec.replicas accessor error: 1.5 is of the type float64, expected int64",
+                ".spec.replicas: Invalid value: -1: should be a non-negative integer",
+                ".status.replicas: Invalid value: 3000000000: should be less than or equal to 2147483647",
             ]
         );
     }
