@@ -10,6 +10,7 @@ mod apply;
 mod cluster_resources;
 mod conformance;
 mod conformance_wire;
+mod crd_schema;
 mod crd_versions;
 mod discovery;
 mod every_resource;

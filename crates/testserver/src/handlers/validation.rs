@@ -4,7 +4,7 @@
 use kcache_core::StatusCause;
 use serde_json::Value;
 
-use crate::resources::ResourceInfo;
+use crate::resources::{crd_schema, ResourceInfo};
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
@@ -108,6 +108,7 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
             causes.push(required("spec.selector", ""));
         }
         ("apiextensions.k8s.io", "customresourcedefinitions") => {
+            causes.extend(crd_schema::check_crd(spec));
             for f in ["group", "scope"] {
                 if spec[f].as_str().unwrap_or_default().is_empty() {
                     causes.push(required(&format!("spec.{f}"), ""));
@@ -139,6 +140,7 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
         }
         _ => {}
     }
+    causes.extend(crd_schema::validate(res, obj));
     causes
 }
 
@@ -177,7 +179,8 @@ mod tests {
         let c = validate(
             &crd,
             &json!({"metadata": {"name": "x"}, "spec": {"group": "g", "scope": "Namespaced",
-            "names": {"plural": "ws", "kind": "W"}, "versions": [{"name": "v1"}]}}),
+            "names": {"plural": "ws", "kind": "W"},
+            "versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object"}}}]}}),
         );
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].field, "metadata.name");

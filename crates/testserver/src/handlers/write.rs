@@ -12,7 +12,7 @@ use crate::fieldmanager::record_update;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
 use crate::http::responses::{json_response, ApiError, ApiResult};
-use crate::resources::{conversion, ResourceInfo};
+use crate::resources::{conversion, crd_schema, ResourceInfo};
 use crate::state::ServerState;
 use crate::storage::{object_key, CommitError, Expect, Stored};
 
@@ -166,6 +166,7 @@ pub(crate) fn create_stored(
     check_identity(t, &mut obj)?;
     require_namespace(state, t)?;
     let mut obj = conversion::to_storage(res, obj);
+    crd_schema::on_write(res, &mut obj);
     if services::is_service(res) {
         services::set_defaults(&mut obj);
     }
@@ -347,6 +348,7 @@ pub(crate) fn update_stored(
             }
         }
         let mut next = merge_update(res, status_only, &cur, incoming);
+        crd_schema::on_write(res, &mut next);
         if sub == Some("approval") {
             // `/approval` writes only the conditions (CertificateSigningRequest approval).
             let conditions = next["status"]["conditions"].clone();

@@ -106,6 +106,7 @@ fn row(group: &str, version: &str, main: &Value, subs: &[&Value]) -> ResourceInf
         builtin: true,
         special: b.special,
         discovery,
+        schema: None,
     }
 }
 

@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use super::stored_fields::stored_as;
 use super::versions::{Family, Storage};
 use super::{
-    crd_versions, event_versions, hpa_versions, ingress_versions, webhook_versions, ResourceInfo,
+    crd_schema, crd_versions, event_versions, hpa_versions, ingress_versions, webhook_versions,
+    ResourceInfo,
 };
 use crate::storage::Stored;
 
@@ -53,11 +54,12 @@ pub(crate) fn to_storage(res: &ResourceInfo, mut obj: Value) -> Value {
 
 /// A stored object as `res`'s version serves it (the same object when no conversion applies).
 pub(crate) fn present(res: &ResourceInfo, stored: Arc<Stored>) -> Arc<Stored> {
-    if foreign(res).is_none() {
+    let defaulted = crd_schema::reads_default(res);
+    if foreign(res).is_none() && !defaulted {
         return stored;
     }
     let value = stored.value();
-    if !needs_conversion(res, &value) {
+    if !needs_conversion(res, &value) && !defaulted {
         return stored;
     }
     Arc::new(Stored::new(
@@ -79,8 +81,10 @@ fn needs_conversion(res: &ResourceInfo, obj: &Value) -> bool {
         .is_some_and(|s| obj["apiVersion"] == s.api_version && obj["kind"] == res.api.kind.as_str())
 }
 
-/// [`present`] for an object as a value.
-pub(crate) fn present_value(res: &ResourceInfo, obj: Value) -> Value {
+/// [`present`] for an object as a value: converted, and defaulted when its CRD's schema has
+/// defaults.
+pub(crate) fn present_value(res: &ResourceInfo, mut obj: Value) -> Value {
+    crd_schema::on_read(res, &mut obj);
     let Some(s) = foreign(res).filter(|_| needs_conversion(res, &obj)) else {
         return obj;
     };
@@ -98,13 +102,14 @@ pub(crate) fn present_value(res: &ResourceInfo, obj: Value) -> Value {
 
 /// [`present`] for one watch event frame (`{"type":...,"object":...}` and a newline).
 pub(crate) fn present_frame(res: &ResourceInfo, frame: Bytes) -> Bytes {
-    if foreign(res).is_none() {
+    let defaulted = crd_schema::reads_default(res);
+    if foreign(res).is_none() && !defaulted {
         return frame;
     }
     let Ok(mut event) = serde_json::from_slice::<Value>(&frame) else {
         return frame;
     };
-    if !needs_conversion(res, &event["object"]) {
+    if !needs_conversion(res, &event["object"]) && !defaulted {
         return frame;
     }
     event["object"] = present_value(res, event["object"].take());

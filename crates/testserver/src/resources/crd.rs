@@ -4,6 +4,7 @@
 use kcache_core::ApiResource;
 use serde_json::Value;
 
+use super::crd_schema::CrSchema;
 use super::{ResourceInfo, ScalePaths, Special, Subresources};
 
 /// Every verb a custom resource serves (discovery's order).
@@ -76,6 +77,7 @@ pub(super) fn resources(crd: &Value) -> Vec<ResourceInfo> {
                 builtin: false,
                 special: Special::None,
                 discovery: Vec::new(),
+                schema: Some(CrSchema::of_version(spec, v)),
             })
         })
         .collect()

@@ -12,6 +12,7 @@ mod behaviour;
 pub(crate) mod builtin;
 pub(crate) mod conversion;
 mod crd;
+pub(crate) mod crd_schema;
 mod crd_versions;
 mod event_versions;
 mod hpa_metrics;
@@ -53,6 +54,9 @@ pub struct ResourceInfo {
     /// The discovery entries the real server lists for it (itself, then its subresources),
     /// served as they are; empty for CRDs' resources, whose entries are built from the spec.
     pub discovery: Vec<Value>,
+    /// The version's schema when a CRD defines the resource: what its writes are pruned,
+    /// defaulted and validated against.
+    pub(crate) schema: Option<Arc<crd_schema::CrSchema>>,
 }
 
 /// The subresources a resource has.

@@ -1,0 +1,321 @@
+//! A CRD's `openAPIV3Schema` enforced on its custom resources: invalid writes (create, update,
+//! every patch type, `/status`, `/scale`) refused with the real server's 422 `Invalid` Status,
+//! unknown fields pruned, defaults applied, non-structural CRDs refused. Run on both servers:
+//! the expected messages are kube-apiserver 1.20.2's, byte for byte.
+
+use std::time::Duration;
+
+use kcache_testing::TestCluster;
+use serde_json::{json, Value};
+
+use crate::common::cluster;
+
+const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+
+/// The sample-controller's Foo, with a few more rules.
+fn foo_crd(group: &str) -> Value {
+    json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("foos.{group}")},
+        "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "foos", "kind": "Foo"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                                                          "statusReplicasPath": ".status.availableReplicas"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "required": ["deploymentName"], "properties": {
+                        "deploymentName": {"type": "string", "minLength": 2, "pattern": "^[a-z-]+$"},
+                        "replicas": {"type": "integer", "minimum": 1, "maximum": 10},
+                        "mode": {"type": "string", "enum": ["fast", "safe"], "default": "safe"},
+                        "uid": {"type": "string", "format": "uuid"},
+                        "ports": {"type": "array", "maxItems": 2, "x-kubernetes-list-type": "set",
+                                  "items": {"type": "integer"}},
+                        "limits": {"type": "object", "properties": {"cpu": {"x-kubernetes-int-or-string": true},
+                                                                     "burst": {"type": "integer", "default": 2}}},
+                        "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+                    "status": {"type": "object", "properties": {"availableReplicas": {"type": "integer", "minimum": 0}}}}}}}]}})
+}
+
+/// Creates the Foo CRD and waits until its resource is served; returns the Foos' URL.
+async fn serve_foos(c: &TestCluster, ns: &str, group: &str) -> String {
+    let r = c.client().post(CRDS, &foo_crd(group)).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let base = format!("/apis/{group}/v1/namespaces/{ns}/foos");
+    for _ in 0..100 {
+        if c.client().get(&base).await.unwrap().status == 200 {
+            return base;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("foos.{group} is never served");
+}
+
+fn foo(group: &str, name: &str, spec: Value) -> Value {
+    json!({"apiVersion": format!("{group}/v1"), "kind": "Foo", "metadata": {"name": name}, "spec": spec})
+}
+
+/// Asserts the 422 Status the real server answers for `causes` (`(field, message)`).
+fn assert_invalid(
+    r: &kcache_testing::RawResponse,
+    group: &str,
+    name: &str,
+    causes: &[(&str, &str)],
+) {
+    assert_eq!(r.status, 422, "{}", r.body);
+    let listed: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+    let joined = if listed.len() == 1 {
+        listed[0].clone()
+    } else {
+        format!("[{}]", listed.join(", "))
+    };
+    let expected = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": format!("Foo.{group} \"{name}\" is invalid: {joined}"), "reason": "Invalid",
+        "details": {"name": name, "group": group, "kind": "Foo",
+            "causes": causes.iter().map(|(f, m)| json!({
+                "reason": if m.starts_with("Required") { "FieldValueRequired" }
+                          else if m.starts_with("Unsupported") { "FieldValueNotSupported" }
+                          else if m.starts_with("Duplicate") { "FieldValueDuplicate" }
+                          else { "FieldValueInvalid" },
+                "message": m, "field": f})).collect::<Vec<_>>()},
+        "code": 422});
+    assert_eq!(r.body, expected);
+}
+
+#[tokio::test]
+async fn custom_resources_are_validated_against_their_schema() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-schema").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let base = serve_foos(&c, &ns, &group).await;
+    let cases: &[(Value, &[(&str, &str)])] = &[
+        (json!({"deploymentName": "web", "replicas": 0}),
+         &[("spec.replicas", "Invalid value: 0: spec.replicas in body should be greater than or equal to 1")]),
+        (json!({"deploymentName": "web", "replicas": 11}),
+         &[("spec.replicas", "Invalid value: 11: spec.replicas in body should be less than or equal to 10")]),
+        (json!({"replicas": 1}), &[("spec.deploymentName", "Required value")]),
+        (json!({"deploymentName": "Web"}),
+         &[("spec.deploymentName", "Invalid value: \"Web\": spec.deploymentName in body should match '^[a-z-]+$'")]),
+        (json!({"deploymentName": "w"}),
+         &[("spec.deploymentName", "Invalid value: \"w\": spec.deploymentName in body should be at least 2 chars long")]),
+        (json!({"deploymentName": "web", "mode": "slow"}),
+         &[("spec.mode", "Unsupported value: \"slow\": supported values: \"fast\", \"safe\"")]),
+        (json!({"deploymentName": "web", "uid": "nope"}),
+         &[("spec.uid", "Invalid value: \"nope\": spec.uid in body must be of type uuid: \"nope\"")]),
+        (json!({"deploymentName": "web", "ports": [1, 2, 3]}),
+         &[("spec.ports", "Invalid value: 3: spec.ports in body should have at most 2 items")]),
+        (json!({"deploymentName": "web", "ports": [80, 80]}),
+         &[("spec.ports[1]", "Duplicate value: 80")]),
+        (json!({"deploymentName": "web", "limits": {"cpu": true}}),
+         &[("spec.limits.cpu", "Invalid value: \"boolean\": spec.limits.cpu in body must be of type integer,string: \"boolean\"")]),
+        (json!({"deploymentName": "web", "replicas": "two"}),
+         &[("spec.replicas", "Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""),
+           (".spec.replicas", "Invalid value: 0: .spec.replicas accessor error: two is of the type string, expected int64")]),
+    ];
+    for (spec, causes) in cases {
+        let r = c
+            .client()
+            .post(&base, &foo(&group, "example-foo", spec.clone()))
+            .await
+            .unwrap();
+        assert_invalid(&r, &group, "example-foo", causes);
+    }
+    let ok = c
+        .client()
+        .post(
+            &base,
+            &foo(
+                &group,
+                "example-foo",
+                json!({"deploymentName": "web", "replicas": 1, "limits": {"cpu": "500m"}}),
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ok.status, 201, "{}", ok.body);
+    let del = c
+        .client()
+        .delete(&format!("{CRDS}/foos.{group}"))
+        .await
+        .unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+}
+
+#[tokio::test]
+async fn every_write_path_is_validated() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-writes").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let base = serve_foos(&c, &ns, &group).await;
+    let created = c
+        .client()
+        .post(
+            &base,
+            &foo(&group, "f", json!({"deploymentName": "web", "replicas": 2})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.status, 201, "{}", created.body);
+    let zero = [(
+        "spec.replicas",
+        "Invalid value: 0: spec.replicas in body should be greater than or equal to 1",
+    )];
+    let url = format!("{base}/f");
+    let mut put = created.body.clone();
+    put["spec"]["replicas"] = json!(0);
+    assert_invalid(
+        &c.client().put(&url, &put).await.unwrap(),
+        &group,
+        "f",
+        &zero,
+    );
+    let merge = json!({"spec": {"replicas": 0}});
+    for (kind, body) in [
+        ("application/merge-patch+json", merge.clone()),
+        (
+            "application/json-patch+json",
+            json!([{"op": "replace", "path": "/spec/replicas", "value": 0}]),
+        ),
+    ] {
+        assert_invalid(
+            &c.client().patch(&url, kind, &body).await.unwrap(),
+            &group,
+            "f",
+            &zero,
+        );
+    }
+    let apply = foo(&group, "f", json!({"deploymentName": "web", "replicas": 0}));
+    let r = c
+        .client()
+        .patch(
+            &format!("{url}?fieldManager=t&force=true"),
+            "application/apply-patch+yaml",
+            &apply,
+        )
+        .await
+        .unwrap();
+    assert_invalid(&r, &group, "f", &zero);
+    let r = c
+        .client()
+        .patch(
+            &format!("{url}/scale"),
+            "application/merge-patch+json",
+            &merge,
+        )
+        .await
+        .unwrap();
+    assert_invalid(&r, &group, "f", &zero);
+    let r = c
+        .client()
+        .patch(
+            &format!("{url}/status"),
+            "application/merge-patch+json",
+            &json!({"status": {"availableReplicas": -1}}),
+        )
+        .await
+        .unwrap();
+    assert_invalid(&r, &group, "f", &[
+        ("status.availableReplicas", "Invalid value: -1: status.availableReplicas in body should be greater than or equal to 0"),
+        (".status.availableReplicas", "Invalid value: -1: should be a non-negative integer"),
+    ]);
+    let del = c
+        .client()
+        .delete(&format!("{CRDS}/foos.{group}"))
+        .await
+        .unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+}
+
+#[tokio::test]
+async fn unknown_fields_are_pruned_and_defaults_applied() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-prune").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let base = serve_foos(&c, &ns, &group).await;
+    let mut body = foo(
+        &group,
+        "f",
+        json!({"deploymentName": "web", "unknown": 1, "uid": null,
+        "limits": {}, "extra": {"kept": {"deep": true}}}),
+    );
+    body["topLevel"] = json!("dropped");
+    body["metadata"]["bogus"] = json!("dropped");
+    let r = c.client().post(&base, &body).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let want = json!({"deploymentName": "web", "mode": "safe", "limits": {"burst": 2},
+                      "extra": {"kept": {"deep": true}}});
+    assert_eq!(r.body["spec"], want);
+    assert!(r.body.get("topLevel").is_none(), "{}", r.body);
+    assert!(r.body["metadata"].get("bogus").is_none(), "{}", r.body);
+    let read = c.client().get(&format!("{base}/f")).await.unwrap();
+    assert_eq!(read.body["spec"], want);
+    let del = c
+        .client()
+        .delete(&format!("{CRDS}/foos.{group}"))
+        .await
+        .unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+}
+
+#[tokio::test]
+async fn crds_without_structural_schemas_are_refused() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-structural").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let name = format!("bars.{group}");
+    let crd = |schema: Option<Value>| {
+        let mut version = json!({"name": "v1", "served": true, "storage": true});
+        if let Some(s) = schema {
+            version["schema"] = json!({"openAPIV3Schema": s});
+        }
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": name}, "spec": {"group": group, "scope": "Namespaced",
+            "names": {"plural": "bars", "kind": "Bar"}, "versions": [version]}})
+    };
+    let cases = [
+        (
+            None,
+            "spec.versions[0].schema.openAPIV3Schema",
+            "FieldValueRequired",
+            "Required value: schemas are required",
+        ),
+        (
+            Some(json!({"properties": {"spec": {"type": "object"}}})),
+            "spec.validation.openAPIV3Schema.type",
+            "FieldValueRequired",
+            "Required value: must not be empty at the root",
+        ),
+        (
+            Some(
+                json!({"type": "object", "properties": {"spec": {"properties": {"x": {"type": "string"}}}}}),
+            ),
+            "spec.validation.openAPIV3Schema.properties[spec].type",
+            "FieldValueRequired",
+            "Required value: must not be empty for specified object fields",
+        ),
+        (
+            Some(json!({"type": "object", "properties": {"l": {"type": "array"}}})),
+            "spec.validation.openAPIV3Schema.properties[l].items",
+            "FieldValueRequired",
+            "Required value: must be specified",
+        ),
+        (
+            Some(
+                json!({"type": "object", "properties": {"d": {"type": "integer", "default": "x"}}}),
+            ),
+            "spec.validation.openAPIV3Schema.properties[d].default",
+            "FieldValueInvalid",
+            "Invalid value: \"string\":  in body must be of type integer: \"string\"",
+        ),
+    ];
+    for (schema, field, reason, message) in cases {
+        let r = c.client().post(CRDS, &crd(schema)).await.unwrap();
+        assert_eq!(r.status, 422, "{}", r.body);
+        assert_eq!(r.body["reason"], "Invalid");
+        assert_eq!(
+            r.body["message"],
+            format!("CustomResourceDefinition.apiextensions.k8s.io \"{name}\" is invalid: {field}: {message}")
+        );
+        assert_eq!(
+            r.body["details"]["causes"],
+            json!([{"reason": reason, "message": message, "field": field}])
+        );
+    }
+}
