@@ -4,23 +4,11 @@
 use kcache_core::StatusCause;
 use serde_json::Value;
 
-use crate::resources::{crd_schema, ResourceInfo};
+use crate::resources::crd_schema::{self, causes::required};
+use crate::resources::ResourceInfo;
 
 const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-fn required(field: &str, detail: &str) -> StatusCause {
-    let message = if detail.is_empty() {
-        "Required value".to_string()
-    } else {
-        format!("Required value: {detail}")
-    };
-    StatusCause {
-        type_: "FieldValueRequired".into(),
-        message,
-        field: field.into(),
-    }
-}
 
 fn invalid(field: &str, value: &str, detail: &str) -> StatusCause {
     StatusCause {

@@ -45,6 +45,12 @@ pub(crate) fn to_vec_shaped(value: &Value, shape: &Shape<'_>) -> Vec<u8> {
     out
 }
 
+/// Whether `field` is one of ObjectMeta's (what decoding a custom resource's `metadata` into
+/// ObjectMeta keeps on the real server).
+pub(crate) fn is_object_meta_field(field: &str) -> bool {
+    OBJECT_META.0.iter().any(|(name, _)| *name == field)
+}
+
 /// Whether objects of `group` are built-in types (Go structs) rather than custom resources
 /// (CRDs may not use these groups).
 pub(crate) fn builtin_group(group: &str) -> bool {

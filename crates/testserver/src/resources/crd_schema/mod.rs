@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::{ResourceInfo, ScalePaths};
 
-mod causes;
+pub(crate) mod causes;
 mod defaults;
 mod extensions;
 mod formats;

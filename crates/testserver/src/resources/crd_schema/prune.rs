@@ -6,26 +6,7 @@
 
 use serde_json::Value;
 
-/// The fields of an ObjectMeta: a custom resource's (and an embedded resource's) `metadata`
-/// keeps only these, as decoding into ObjectMeta does on the real server.
-const OBJECT_META: [&str; 16] = [
-    "name",
-    "generateName",
-    "namespace",
-    "selfLink",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "labels",
-    "annotations",
-    "ownerReferences",
-    "finalizers",
-    "clusterName",
-    "managedFields",
-];
+use crate::wire::is_object_meta_field;
 
 /// Drops what `schema` does not specify from a whole custom resource.
 pub(super) fn prune_root(obj: &mut Value, schema: &Value) {
@@ -35,7 +16,7 @@ pub(super) fn prune_root(obj: &mut Value, schema: &Value) {
 /// Drops the fields of `metadata` that are not ObjectMeta's.
 pub(super) fn coerce_meta(meta: &mut Value) {
     if let Some(m) = meta.as_object_mut() {
-        m.retain(|k, _| OBJECT_META.contains(&k.as_str()));
+        m.retain(|k, _| is_object_meta_field(k));
     }
 }
 
