@@ -48,6 +48,16 @@ async fn serve_foos(c: &TestCluster, ns: &str, group: &str) -> String {
     panic!("foos.{group} is never served");
 }
 
+/// Deletes the Foo CRD (a real cluster keeps it otherwise).
+async fn remove_foos(c: &TestCluster, group: &str) {
+    let del = c
+        .client()
+        .delete(&format!("{CRDS}/foos.{group}"))
+        .await
+        .unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+}
+
 fn foo(group: &str, name: &str, spec: Value) -> Value {
     json!({"apiVersion": format!("{group}/v1"), "kind": "Foo", "metadata": {"name": name}, "spec": spec})
 }
@@ -130,12 +140,7 @@ async fn custom_resources_are_validated_against_their_schema() {
         .await
         .unwrap();
     assert_eq!(ok.status, 201, "{}", ok.body);
-    let del = c
-        .client()
-        .delete(&format!("{CRDS}/foos.{group}"))
-        .await
-        .unwrap();
-    assert_eq!(del.status, 200, "{}", del.body);
+    remove_foos(&c, &group).await;
 }
 
 #[tokio::test]
@@ -215,12 +220,7 @@ async fn every_write_path_is_validated() {
         ("status.availableReplicas", "Invalid value: -1: status.availableReplicas in body should be greater than or equal to 0"),
         (".status.availableReplicas", "Invalid value: -1: should be a non-negative integer"),
     ]);
-    let del = c
-        .client()
-        .delete(&format!("{CRDS}/foos.{group}"))
-        .await
-        .unwrap();
-    assert_eq!(del.status, 200, "{}", del.body);
+    remove_foos(&c, &group).await;
 }
 
 #[tokio::test]
@@ -246,12 +246,7 @@ async fn unknown_fields_are_pruned_and_defaults_applied() {
     assert!(r.body["metadata"].get("bogus").is_none(), "{}", r.body);
     let read = c.client().get(&format!("{base}/f")).await.unwrap();
     assert_eq!(read.body["spec"], want);
-    let del = c
-        .client()
-        .delete(&format!("{CRDS}/foos.{group}"))
-        .await
-        .unwrap();
-    assert_eq!(del.status, 200, "{}", del.body);
+    remove_foos(&c, &group).await;
 }
 
 #[tokio::test]

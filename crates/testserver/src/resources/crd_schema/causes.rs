@@ -5,6 +5,7 @@ use kcache_core::StatusCause;
 use serde_json::Value;
 
 use super::go_value;
+use crate::http::query::go_quote;
 
 /// `field.Invalid(field, value, detail)`, the value already printed.
 pub(crate) fn invalid(field: &str, value: &str, detail: &str) -> StatusCause {
@@ -44,8 +45,8 @@ pub(super) fn not_supported(field: &str, value: &Value, allowed: &[Value]) -> St
     let list = allowed
         .iter()
         .map(|a| match a {
-            Value::String(s) => go_value::quote(s),
-            other => go_value::quote(&other.to_string()),
+            Value::String(s) => go_quote(s),
+            other => go_quote(&other.to_string()),
         })
         .collect::<Vec<_>>()
         .join(", ");

@@ -3,6 +3,8 @@
 
 use serde_json::Value;
 
+use crate::http::query::go_quote;
+
 /// A float as Go's `%v` prints a `float64`: shortest form, exponent from 1e21 up or below 1e-4.
 pub(super) fn float(f: f64) -> String {
     if f == 0.0 || f.is_nan() || f.is_infinite() {
@@ -36,32 +38,11 @@ pub(super) fn number(n: &serde_json::Number) -> String {
     }
 }
 
-/// Go's `%q` of a string.
-pub(super) fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// A field error's bad value as `field.Error` prints it: `%q` for strings, `%v` for numbers
 /// and booleans, `%#v` for the rest.
 pub(super) fn bad_value(v: &Value) -> String {
     match v {
-        Value::String(s) => quote(s),
+        Value::String(s) => go_quote(s),
         Value::Number(n) => number(n),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".into(),
@@ -75,7 +56,7 @@ pub(super) fn go_syntax(v: &Value) -> String {
         Value::Null => "interface {}(nil)".into(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => number(n),
-        Value::String(s) => quote(s),
+        Value::String(s) => go_quote(s),
         Value::Array(items) => format!(
             "[]interface {{}}{{{}}}",
             items.iter().map(go_syntax).collect::<Vec<_>>().join(", ")
@@ -83,7 +64,7 @@ pub(super) fn go_syntax(v: &Value) -> String {
         Value::Object(m) => format!(
             "map[string]interface {{}}{{{}}}",
             m.iter()
-                .map(|(k, v)| format!("{}:{}", quote(k), go_syntax(v)))
+                .map(|(k, v)| format!("{}:{}", go_quote(k), go_syntax(v)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),

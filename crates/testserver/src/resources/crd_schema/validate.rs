@@ -13,6 +13,8 @@ use parking_lot::Mutex;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use crate::http::query::go_quote;
+
 use super::causes::{child, invalid, not_supported, required};
 use super::{formats, go_value};
 
@@ -95,7 +97,7 @@ fn check_type(s: &Map<String, Value>, value: &Value, path: &str, out: &mut Vec<S
         }
     };
     if !ok {
-        let shown = go_value::quote(actual);
+        let shown = go_quote(actual);
         out.push(invalid(
             path,
             &shown,
@@ -165,7 +167,7 @@ fn limit(s: &Map<String, Value>, key: &str) -> Option<u64> {
 }
 
 fn check_string(s: &Map<String, Value>, text: &str, path: &str, out: &mut Vec<StatusCause>) {
-    let shown = go_value::quote(text);
+    let shown = go_quote(text);
     let len = text.chars().count() as u64;
     if let Some(min) = limit(s, "minLength").filter(|m| len < *m) {
         let detail = format!("{path} in body should be at least {min} chars long");
