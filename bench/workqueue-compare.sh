@@ -26,10 +26,11 @@ median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 # "rounds median" of a file's adds/s over the rounds whose core round trip was (>= 300 ns: slow)
 # or was not (fast) the VM's slow placement (see docs/benchmarks.md, workqueue).
 placed() { # file, slow|fast
-  sed -n 's/.*"adds_per_sec":\([0-9.e+]*\).*"core_round_trip_ns":\([0-9.e+]*\).*/\1 \2/p' "$1" |
-    awk -v want="$2" '($2 >= 300) == (want == "slow") {print $1}' | sort -g |
-    awk '{a[NR]=$1} END { if (!NR) { printf "0 rounds"; exit }
-      printf "%d rounds %.2f M", NR, (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2) / 1e6 }'
+  local v
+  v=$(sed -n 's/.*"adds_per_sec":\([0-9.e+]*\).*"core_round_trip_ns":\([0-9.e+]*\).*/\1 \2/p' "$1" |
+    awk -v want="$2" '($2 >= 300) == (want == "slow") {print $1}')
+  [ -n "$v" ] || { printf '0 rounds'; return; }
+  awk -v n="$(wc -l <<<"$v")" -v m="$(median <<<"$v")" 'BEGIN {printf "%d rounds %.2f M", n, m/1e6}'
 }
 
 printf '%-14s %7s %8s %12s %12s %7s %12s %9s\n' mode workers rounds kcache_med cgo_med ratio kcache_min min/cgo
