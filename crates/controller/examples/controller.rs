@@ -21,11 +21,11 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use kcache_controller::conditions::{find_status_condition, new_condition, patch_status_condition};
-use kcache_controller::finalizer::{self, finalizer, Event};
-use kcache_controller::{apply, set_controller_reference, Action, Controller, DefaultErrorPolicy};
-use kcache_controller::{OwnerError, ReconcileRequest};
+use kcache_controller::finalizer::{finalizer, Error, Event};
+use kcache_controller::{apply, set_controller_reference, Action, Controller, ControllerError};
+use kcache_controller::{DefaultErrorPolicy, Predicate, ReconcileError, ReconcileRequest};
 use kcache_core::{Object, Resource};
-use kcache_informer::{FactoryOptions, SharedInformerFactory};
+use kcache_informer::SharedInformerFactory;
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -33,40 +33,29 @@ use serde_json::json;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-/// What reconcile needs: a client, and a log for the demo.
+/// What reconcile needs: a client, and the demo's log of what it reconciled.
 pub struct Ctx {
     client: Client,
-    log: Mutex<BTreeMap<String, usize>>,
-    progress: Notify,
+    log: Log,
 }
 
 // ---- the controller: a reconcile function and the builder ----
 
-/// What a reconcile can fail with; the finalizer wraps it.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// The API server refused or failed a request.
-    #[error(transparent)]
-    Api(#[from] kcache_core::Error),
-    /// The ConfigMap is controlled by something else.
-    #[error(transparent)]
-    Owner(#[from] OwnerError),
-}
-
-/// Applies the Greeting's ConfigMap and sets `Ready`; the writes go through kcache-controller's
-/// helpers, which record them so the next reconcile reads them from the cache.
-async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, finalizer::Error<Error>> {
+/// Keeps the Greeting's ConfigMap holding its message, owned by it, and its `Ready` condition;
+/// before the Greeting goes, deletes the ConfigMap. The helpers record their writes, so the next
+/// reconcile reads them from the cache.
+async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, Error<ReconcileError>> {
     let key = ReconcileRequest::of(&*g);
-    let ns = key.namespace();
-    let greetings = Api::<Greeting>::namespaced(ctx.client.clone(), ns);
-    let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), ns);
-    let (cm_name, mut cleaned) = (format!("{}-greeting", g.name()), false);
-    let action = finalizer(&greetings, "example.kcache.dev/cleanup", g, |event| async {
+    ctx.log.record(key.key());
+    let greetings = Api::<Greeting>::namespaced(ctx.client.clone(), key.namespace());
+    let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), key.namespace());
+    let name = format!("{}-greeting", g.name());
+    finalizer(&greetings, "example.kcache.dev/cleanup", g, |event| async {
         match event {
             Event::Apply(g) => {
                 let mut cm = ConfigMap::default();
-                cm.metadata.name = Some(cm_name.clone());
-                cm.metadata.namespace = Some(ns.into());
+                cm.metadata.name = Some(name);
+                cm.metadata.namespace = Some(key.namespace().into());
                 cm.data = Some(BTreeMap::from([("message".into(), g.spec.message.clone())]));
                 set_controller_reference(&*g, &mut cm)?;
                 apply(&configmaps, &cm, "kcache-controller-example", true).await?;
@@ -74,47 +63,37 @@ async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, finalizer:
                 let status = g.status.as_ref();
                 patch_status_condition(&greetings, &*g, status, |s| &mut s.conditions, ready)
                     .await?;
-                ctx.record(key.key());
-                Ok::<_, Error>(Action::requeue_after(Duration::from_secs(300)))
+                Ok(Action::requeue_after(Duration::from_secs(300)))
             }
             Event::Cleanup(_) => {
-                match configmaps.delete(&cm_name, &DeleteParams::default()).await {
-                    Err(e) if !e.is_not_found() => Err(Error::Api(e)),
-                    _ => Ok(Action::await_change()).inspect(|_| cleaned = true),
+                match configmaps.delete(&name, &Default::default()).await {
+                    Err(e) if !e.is_not_found() => return Err(e.into()),
+                    _ => ctx.log.record(&format!("{key} cleaned up")),
                 }
+                Ok(Action::await_change())
             }
         }
     })
-    .await?;
-    if cleaned {
-        ctx.record(&format!("{key} cleaned up")); // and its finalizer removed: the Greeting goes
-    }
-    Ok(action)
+    .await
 }
 
-/// Runs the controller on `client` until `stop` fires; a failed reconcile is logged (tracing)
-/// and retried with the rate limiter's backoff.
-pub async fn run(client: Client, stop: CancellationToken, log: impl FnOnce(Arc<Ctx>)) {
+/// Runs the controller until `stop` fires; a failed reconcile is logged (tracing) and retried
+/// with client-go's per-key backoff.
+pub async fn run(ctx: Arc<Ctx>, stop: CancellationToken) -> Result<(), ControllerError> {
     let factory = Arc::new(SharedInformerFactory::new(
-        client.clone(),
-        FactoryOptions::default(),
+        ctx.client.clone(),
+        Default::default(),
     ));
     let ours = |g: &Greeting| g.label("app") == Some("kcache-controller-example");
-    let controller = Controller::for_::<Greeting>(&factory)
-        .predicate(kcache_controller::Predicate::from_object(ours))
+    let result = Controller::for_::<Greeting>(&factory)
+        .predicate(Predicate::from_object(ours))
         .owns::<ConfigMap>()
         .concurrency(2)
-        .shutdown_on(stop);
-    let ctx = Arc::new(Ctx {
-        client,
-        log: Mutex::default(),
-        progress: Notify::new(),
-    });
-    log(ctx.clone());
-    if let Err(e) = controller.run(reconcile, DefaultErrorPolicy, ctx).await {
-        eprintln!("the controller did not run: {e}");
-    }
+        .shutdown_on(stop)
+        .run(reconcile, DefaultErrorPolicy, ctx)
+        .await;
     factory.shutdown().await;
+    result
 }
 
 // ---- the custom resource ----
@@ -233,17 +212,24 @@ pub async fn ensure_crd(client: &Client) -> Result<(), kcache_core::Error> {
 
 // ---- the demo around it ----
 
-impl Ctx {
+/// What the controller reconciled, for the demo to wait on.
+#[derive(Default)]
+pub struct Log {
+    seen: Mutex<BTreeMap<String, usize>>,
+    progress: Notify,
+}
+
+impl Log {
     fn record(&self, key: &str) {
         println!("reconciled {key}");
-        *self.log.lock().entry(key.to_string()).or_default() += 1;
+        *self.seen.lock().entry(key.to_string()).or_default() += 1;
         self.progress.notify_waiters();
     }
 
     async fn wait_for(&self, done: impl Fn(&BTreeMap<String, usize>) -> bool) {
         loop {
             let progress = self.progress.notified();
-            if done(&self.log.lock()) {
+            if done(&self.seen.lock()) {
                 return;
             }
             progress.await;
@@ -252,7 +238,7 @@ impl Ctx {
 
     /// Reconciles so far, per Greeting.
     pub fn reconciled(&self) -> BTreeMap<String, usize> {
-        self.log.lock().clone()
+        self.seen.lock().clone()
     }
 
     /// Waits (reconcile by reconcile of `key`) until `done` holds.
@@ -287,8 +273,6 @@ pub struct Summary {
     /// Whether alpha's `Ready` kept its lastTransitionTime when its message changed (the
     /// condition's status did not change, only its observedGeneration).
     pub alpha_transition_kept: bool,
-    /// Whether the deleted Greeting was gone once its cleanup had run.
-    pub gamma_gone: bool,
 }
 
 /// The demo on the embedded server: three Greetings (and one unlabelled, ignored), their
@@ -317,16 +301,20 @@ pub async fn demo() -> Summary {
             .await
             .expect("created");
     }
+    let ctx = Arc::new(Ctx {
+        client: client.clone(),
+        log: Log::default(),
+    });
     let stop = CancellationToken::new();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let task = tokio::spawn(run(client.clone(), stop.clone(), move |ctx| {
-        drop(tx.send(ctx))
-    }));
-    let ctx = rx.await.expect("the controller starts");
+    let task = tokio::spawn(run(ctx.clone(), stop.clone()));
+    let log = &ctx.log;
     let key = |n: &str| format!("{ns}/{n}");
-    let three = [key("alpha"), key("beta"), key("gamma")];
-    ctx.wait_for(|log| three.iter().all(|k| log.contains_key(k)))
+    for name in ["alpha", "beta", "gamma"] {
+        log.wait_until(&key(name), || async {
+            greetings.get(name).await.is_ok_and(|g| g.ready().is_some())
+        })
         .await;
+    }
 
     println!("converged; deleting beta-greeting: the controller puts it back");
     let configmaps = Api::<ConfigMap>::namespaced(client.clone(), &ns);
@@ -334,7 +322,7 @@ pub async fn demo() -> Summary {
         .delete("beta-greeting", &DeleteParams::default())
         .await
         .expect("deleted");
-    ctx.wait_until(&key("beta"), || async {
+    log.wait_until(&key("beta"), || async {
         configmaps.get("beta-greeting").await.is_ok()
     })
     .await;
@@ -351,7 +339,7 @@ pub async fn demo() -> Summary {
         .patch("alpha", &PatchParams::default(), &patch)
         .await
         .expect("patched");
-    ctx.wait_until(&key("alpha"), || async {
+    log.wait_until(&key("alpha"), || async {
         let g = greetings.get("alpha").await.expect("alpha");
         g.ready().and_then(|c| c.observed_generation) == g.generation()
     })
@@ -368,13 +356,15 @@ pub async fn demo() -> Summary {
         .await
         .expect("deleted");
     let cleaned = format!("{} cleaned up", key("gamma"));
-    ctx.wait_for(|log| log.contains_key(&cleaned)).await;
-    let gamma_gone = greetings
-        .get("gamma")
-        .await
-        .is_err_and(|e| e.is_not_found());
+    log.wait_for(|seen| seen.contains_key(&cleaned)).await;
+    // The finalizer goes right after the cleanup, and with it the Greeting.
+    while greetings.get("gamma").await.is_ok() {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     stop.cancel();
-    task.await.expect("the controller returns");
+    task.await
+        .expect("the controller returns")
+        .expect("the controller ran");
 
     let list = configmaps.list(&Default::default()).await.expect("listed");
     let config_maps = list
@@ -401,11 +391,10 @@ pub async fn demo() -> Summary {
         .collect();
     Summary {
         namespace: ns,
-        reconciled: ctx.reconciled(),
+        reconciled: log.reconciled(),
         config_maps,
         ready,
         alpha_transition_kept,
-        gamma_gone,
     }
 }
 
@@ -427,7 +416,10 @@ async fn main() {
                 let _ = tokio::signal::ctrl_c().await;
                 s.cancel();
             });
-            run(client, stop, |_| {}).await;
+            let log = Log::default();
+            if let Err(e) = run(Arc::new(Ctx { client, log }), stop).await {
+                eprintln!("the controller did not run: {e}");
+            }
         }
         None => println!("{:#?}", demo().await),
     }

@@ -19,6 +19,7 @@ mod predicate;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod read_your_writes;
+mod reconcile_error;
 mod reconcile_request;
 mod runnable;
 mod runner;
@@ -49,6 +50,7 @@ pub use predicate::{Event, Predicate};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusControllerMetrics;
 pub use read_your_writes::{wrote, WriteTracker};
+pub use reconcile_error::ReconcileError;
 pub use reconcile_request::ReconcileRequest;
 pub use runnable::{BoxFuture, Runnable};
 pub use source::SourceOptions;
