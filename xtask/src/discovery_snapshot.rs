@@ -8,11 +8,16 @@
 //!   with its operations, and every definition with its `x-kubernetes-group-version-kind`;
 //! - `openapi-v2-definitions.json.gz`: `/openapi/v2`'s definitions (the built-in kinds'
 //!   schemas), compact JSON with sorted keys, gzipped: what `kubectl explain` reads;
+//! - `openapi-v2-paths.json.gz`: the rest of `/openapi/v2` (`swagger`, `info`, every path with
+//!   its operations and parameters, the security members), the same way: kcache-testserver
+//!   serves the two parts joined as its own `/openapi/v2`;
 //! - `bootstrap.json`: the objects a fresh server creates at start (namespaces, the default RBAC
 //!   roles and bindings, priority classes, flow-control schemas and levels, `default/kubernetes`),
 //!   with what differs between two starts (uid, resourceVersion, timestamps, managedFields,
 //!   cluster IPs) removed;
-//! - `kubectl-api-resources.txt` and `kubectl-api-versions.txt`: kubectl's own view.
+//! - `kubectl-api-resources.txt` and `kubectl-api-versions.txt`: kubectl's own view;
+//! - `openapi-v2-crd.json`: how the server publishes a CRD in `/openapi/v2`, as templates
+//!   (`crd_openapi_snapshot`; taken last, after two CRDs are created).
 //!
 //! The default DIR is kcache-testserver's `testdata/kube-apiserver-1.20.2`. Every file is
 //! written in a stable order, so a second run on the same server version changes nothing.
@@ -79,9 +84,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
     write("discovery.json", &discovery(&kubectl)?)?;
     let openapi = kubectl.json(&["get", "--raw", "/openapi/v2"])?;
     write("openapi-v2-index.json", &openapi_index(&openapi))?;
+    let mut rest = openapi.clone();
+    let definitions = rest
+        .as_object_mut()
+        .and_then(|doc| doc.remove("definitions"))
+        .ok_or("/openapi/v2 has no definitions")?;
     write_gzip(
         &out.join("openapi-v2-definitions.json.gz"),
-        &serde_json::to_vec(&openapi["definitions"]).map_err(|e| e.to_string())?,
+        &serde_json::to_vec(&definitions).map_err(|e| e.to_string())?,
+    )?;
+    write_gzip(
+        &out.join("openapi-v2-paths.json.gz"),
+        &serde_json::to_vec(&rest).map_err(|e| e.to_string())?,
     )?;
     let mut objects = kubectl.json(&["get", BOOTSTRAP_RESOURCES, "-A", "-o", "json"])?;
     write("bootstrap.json", &bootstrap(&mut objects))?;
@@ -93,6 +107,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         &out.join("kubectl-api-versions.txt"),
         &kubectl.text(&["api-versions"])?,
     )?;
+    write(
+        "openapi-v2-crd.json",
+        &crate::crd_openapi_snapshot::templates(&kubectl, &dir)?,
+    )?;
     drop(plane);
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!(
@@ -103,10 +121,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// kubectl against the snapshot's server.
-struct Kubectl(PathBuf);
+pub(crate) struct Kubectl(PathBuf);
 
 impl Kubectl {
-    fn text(&self, args: &[&str]) -> Result<String, String> {
+    pub(crate) fn text(&self, args: &[&str]) -> Result<String, String> {
         let output = Command::new("kubectl")
             .arg("--kubeconfig")
             .arg(&self.0)
@@ -124,7 +142,7 @@ impl Kubectl {
             .map_err(|e| format!("`kubectl {}` printed no UTF-8: {e}", args.join(" ")))
     }
 
-    fn json(&self, args: &[&str]) -> Result<Value, String> {
+    pub(crate) fn json(&self, args: &[&str]) -> Result<Value, String> {
         serde_json::from_str(&self.text(args)?)
             .map_err(|e| format!("`kubectl {}` printed no JSON: {e}", args.join(" ")))
     }

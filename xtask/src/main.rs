@@ -20,6 +20,7 @@
 //! - `fuzz [--seconds N] [TARGET...]`: each fuzz target of `fuzz/` run with cargo-fuzz for a
 //!   bounded time (60 s by default).
 
+mod crd_openapi_snapshot;
 mod dependency_table;
 mod discovery_snapshot;
 mod e2e;

@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 
 use common::*;
 
+use crate::openapi_crd::{crd, CRDS};
+
 /// The first `kubectl` on `PATH`.
 fn kubectl_path() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -185,4 +187,52 @@ async fn kubectl_explain_describes_built_in_kinds() {
     }
     let strategy = k.run(&["explain", "deployments.spec.strategy", "--recursive"]);
     assert!(strategy.contains("maxSurge"), "{strategy}");
+}
+
+// `kubectl explain` of a custom resource: its schema's fields (from `/openapi/v3` here, from
+// `/openapi/v2` on 1.20.2, which publishes the CRD a moment after it is created).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_explain_describes_custom_resources() {
+    let Some(bin) = kubectl_path() else {
+        return skip_unless_ci(
+            "kubectl_explain_describes_custom_resources",
+            "no kubectl on PATH",
+        );
+    };
+    let c = cluster().await;
+    let group = "explain.kcache.dev";
+    let r = c.client().post(CRDS, &crd(group)).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let home = tempfile::tempdir().unwrap();
+    let k = Kubectl {
+        bin: &bin,
+        kubeconfig: c.kubeconfig_path(),
+        home: home.path(),
+        ns: "default",
+    };
+    let version = format!("--api-version={group}/v1");
+    let mut spec = String::new();
+    for _ in 0..100 {
+        let out = k
+            .cmd(&["explain", &version, "sprockets.spec"])
+            .output()
+            .unwrap();
+        spec = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() && spec.contains("replicas") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    for field in ["replicas", "note", "port", "raw"] {
+        assert!(spec.contains(field), "{field} in {spec}");
+    }
+    let top = k.run(&["explain", &version, "sprockets"]);
+    assert!(top.contains("A sprocket."), "{top}");
+    assert!(top.contains("metadata"), "{top}");
+    let del = c
+        .client()
+        .delete(&format!("{CRDS}/sprockets.{group}"))
+        .await
+        .unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
 }

@@ -16,6 +16,7 @@ mod discovery;
 mod every_resource;
 mod faults;
 mod kubectl;
+mod openapi_crd;
 mod resource_versions;
 mod scale;
 mod seeding;

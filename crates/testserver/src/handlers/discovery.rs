@@ -221,7 +221,15 @@ pub(crate) fn openapi_v3_group_version(state: &ServerState, gv: &str) -> ApiResu
         [_, group, version] => (group, version),
         _ => return Err(ApiError::no_route()),
     };
-    let schemas = super::openapi_schemas::schemas_for(group, version);
+    let mut schemas = super::openapi_schemas::schemas_for(group, version);
+    for r in state
+        .resources
+        .all()
+        .iter()
+        .filter(|r| r.api.group == group && r.api.version == version)
+    {
+        schemas.extend(super::openapi_crd::v3_schemas(r));
+    }
     Ok(json_value(
         StatusCode::OK,
         &json!({"openapi": "3.0.0", "info": {"title": "Kubernetes", "version": GIT_VERSION}, "paths": paths,

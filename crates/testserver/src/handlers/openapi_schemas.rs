@@ -16,15 +16,19 @@ const V2_REF: &str = "#/definitions/";
 const V3_REF: &str = "#/components/schemas/";
 
 /// The definitions, decompressed and parsed once.
-fn definitions() -> &'static Map<String, Value> {
+pub(crate) fn definitions() -> &'static Map<String, Value> {
     static DEFINITIONS: OnceLock<Map<String, Value>> = OnceLock::new();
-    DEFINITIONS.get_or_init(|| {
-        let mut text = Vec::new();
-        flate2::read::GzDecoder::new(DEFINITIONS_GZ)
-            .read_to_end(&mut text)
-            .expect("the embedded definitions are gzip");
-        serde_json::from_slice(&text).expect("the embedded definitions are a JSON object")
-    })
+    DEFINITIONS.get_or_init(|| gunzip_json(DEFINITIONS_GZ, "openapi-v2-definitions.json.gz"))
+}
+
+/// A checked-in gzipped JSON object (one of `cargo xtask discovery-snapshot`'s files).
+pub(crate) fn gunzip_json(gz: &[u8], name: &str) -> Map<String, Value> {
+    let mut text = Vec::new();
+    flate2::read::GzDecoder::new(gz)
+        .read_to_end(&mut text)
+        .unwrap_or_else(|e| panic!("the embedded {name} is not gzip: {e}"));
+    serde_json::from_slice(&text)
+        .unwrap_or_else(|e| panic!("the embedded {name} is not a JSON object: {e}"))
 }
 
 /// Whether the definition is one of `group/version`'s kinds.
@@ -56,7 +60,7 @@ fn refs(schema: &Value, out: &mut Vec<String>) {
 }
 
 /// The schema with its references pointing into `components.schemas`.
-fn as_v3(schema: &Value) -> Value {
+pub(crate) fn as_v3(schema: &Value) -> Value {
     match schema {
         Value::Object(m) => Value::Object(
             m.iter()
@@ -74,12 +78,17 @@ fn as_v3(schema: &Value) -> Value {
 /// The schemas of `group/version`'s kinds and of every definition they reach, keyed by
 /// definition name (empty for a group/version 1.20.2 does not build in, such as a CRD's).
 pub(crate) fn schemas_for(group: &str, version: &str) -> Map<String, Value> {
-    let defs = definitions();
-    let mut todo: Vec<String> = defs
+    let kinds = definitions()
         .iter()
         .filter(|(_, s)| is_kind_of(s, group, version))
         .map(|(name, _)| name.clone())
         .collect();
+    reached(kinds)
+}
+
+/// The definitions named in `todo` and every definition they reach, for `components.schemas`.
+pub(crate) fn reached(mut todo: Vec<String>) -> Map<String, Value> {
+    let defs = definitions();
     let mut out = Map::new();
     while let Some(name) = todo.pop() {
         if out.contains_key(&name) {

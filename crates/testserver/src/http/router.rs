@@ -10,7 +10,7 @@ use http_body_util::{BodyExt, Limited};
 use super::auth;
 use super::compress;
 use super::negotiation;
-use crate::handlers::{discovery, dispatch, Target};
+use crate::handlers::{discovery, dispatch, openapi_v2, Target};
 use crate::http::faults::RequestInfo;
 use crate::http::query::Query;
 use crate::http::responses::{full, json_value, ApiError, ApiResult, Body, Streamed};
@@ -23,6 +23,7 @@ enum Route {
     Groups,
     Group(String),
     Resources(String, String),
+    OpenApiV2,
     OpenApiV3,
     OpenApiV3GroupVersion(String),
     Resource(Target),
@@ -32,6 +33,7 @@ fn parse_path(state: &ServerState, path: &str) -> Result<Route, ApiError> {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let (group, version, rest) = match segs.as_slice() {
         ["version"] => return Ok(Route::Version),
+        ["openapi", "v2"] => return Ok(Route::OpenApiV2),
         ["openapi", "v3"] => return Ok(Route::OpenApiV3),
         ["openapi", "v3", gv @ ..] => return Ok(Route::OpenApiV3GroupVersion(gv.join("/"))),
         ["api"] => return Ok(Route::CoreVersions),
@@ -213,6 +215,7 @@ where
         Route::Groups => discovery::group_list(state),
         Route::Group(g) => discovery::group(state, &g),
         Route::Resources(g, v) => discovery::resource_list(state, &g, &v),
+        Route::OpenApiV2 => openapi_v2::openapi_v2(state, &parts.headers),
         Route::OpenApiV3 => discovery::openapi_v3_root(state),
         Route::OpenApiV3GroupVersion(gv) => discovery::openapi_v3_group_version(state, &gv),
     }

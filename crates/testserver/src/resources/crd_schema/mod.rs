@@ -15,6 +15,7 @@ mod defaults;
 mod extensions;
 mod formats;
 mod go_value;
+pub(crate) mod openapi_v2;
 mod prune;
 mod structural;
 mod validate;
@@ -33,6 +34,15 @@ pub(crate) struct CrSchema {
 }
 
 impl CrSchema {
+    /// `openAPIV3Schema` when the OpenAPI documents publish it with properties: not when the
+    /// version has no schema, or keeps unknown fields at its root or through the CRD's
+    /// `preserveUnknownFields` (kubectl would refuse every field the schema does not list).
+    pub(crate) fn published(&self) -> Option<&Value> {
+        self.root
+            .as_ref()
+            .filter(|r| self.prune && r["x-kubernetes-preserve-unknown-fields"] != true)
+    }
+
     /// The schema of `version` (an entry of a stored CRD's `spec.versions`).
     pub(crate) fn of_version(spec: &Value, version: &Value) -> Arc<CrSchema> {
         let root = Some(version["schema"]["openAPIV3Schema"].clone()).filter(Value::is_object);
