@@ -17,6 +17,7 @@ mod every_resource;
 mod faults;
 mod kubectl;
 mod openapi_crd;
+mod openapi_v2;
 mod resource_versions;
 mod scale;
 mod seeding;
