@@ -173,6 +173,35 @@ async fn a_v1beta1_webhook_configuration_reads_as_v1_with_v1beta1_defaults() {
     assert_eq!(deleted.status, 200, "{}", deleted.body);
 }
 
+/// The defaults every webhook gets, in both versions (selectors, rule scope, service port, a
+/// mutating webhook's reinvocation policy), and v1's own, exactly as 1.20.2 answers a create.
+#[tokio::test]
+async fn a_v1_webhook_configuration_gets_v1_and_the_shared_defaults() {
+    let c = cluster().await;
+    let client = c.client();
+    let name = c.create_namespace("webhook-defaults").await.unwrap();
+    let hook = json!({"apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration", "metadata": {"name": name},
+        "webhooks": [{"name": "a.example.com", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                      "clientConfig": {"service": {"namespace": "default", "name": "svc"}},
+                      "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]}]});
+    let path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
+    let created = client.post(path, &hook).await.unwrap();
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        created.body["webhooks"][0],
+        json!({"admissionReviewVersions": ["v1"],
+               "clientConfig": {"service": {"name": "svc", "namespace": "default", "port": 443}},
+               "failurePolicy": "Fail", "matchPolicy": "Equivalent", "name": "a.example.com",
+               "namespaceSelector": {}, "objectSelector": {}, "reinvocationPolicy": "Never",
+               "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                          "resources": ["pods"], "scope": "*"}],
+               "sideEffects": "None", "timeoutSeconds": 10})
+    );
+    let deleted = client.delete(&format!("{path}/{name}")).await.unwrap();
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+}
+
 #[tokio::test]
 async fn a_role_written_as_v1beta1_is_listed_and_watched_as_v1() {
     let c = cluster().await;

@@ -42,7 +42,10 @@ pub(crate) fn to_storage(res: &ResourceInfo, mut obj: Value) -> Value {
     let from = res.api.api_version();
     obj = match s.family {
         Family::Same => obj,
-        Family::Webhooks => webhook_versions::to_storage(&from, obj),
+        Family::Webhooks => {
+            let mutating = res.api.kind == "MutatingWebhookConfiguration";
+            webhook_versions::to_storage(&from, mutating, obj)
+        }
         Family::Crd => crd_versions::to_storage(&from, obj),
         Family::Autoscaler => hpa_versions::to_storage(&from, obj),
         Family::Event => event_versions::to_storage(&from, obj),

@@ -1,45 +1,76 @@
 //! Admission webhook configurations (`admissionregistration.k8s.io`) have the same schema in
-//! v1 and v1beta1, but a webhook written as v1beta1 is defaulted as v1beta1 does before it is
-//! stored: `failurePolicy: Ignore`, `matchPolicy: Exact`, `sideEffects: Unknown`,
-//! `timeoutSeconds: 30`, `admissionReviewVersions: [v1beta1]` (v1 requires the last two and
-//! defaults the others to `Fail`, `Equivalent` and 10). Reading it as v1 shows those values,
-//! as on the real server.
+//! v1 and v1beta1, and every webhook is defaulted as the version it is written in before it is
+//! stored, as kube-apiserver 1.20.2 does:
+//! - both versions: `namespaceSelector: {}`, `objectSelector: {}`, each rule's `scope: "*"`, a
+//!   service's `port: 443`, and a mutating webhook's `reinvocationPolicy: Never`;
+//! - v1: `failurePolicy: Fail`, `matchPolicy: Equivalent`, `timeoutSeconds: 10` (it requires
+//!   `sideEffects` and `admissionReviewVersions`);
+//! - v1beta1: `failurePolicy: Ignore`, `matchPolicy: Exact`, `sideEffects: Unknown`,
+//!   `timeoutSeconds: 30`, `admissionReviewVersions: [v1beta1]`.
+//!
+//! Reading it through the other version shows the values it was stored with, as on the real
+//! server.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-/// The v1beta1 default of a webhook's `field`, when it differs from v1's or v1 requires it.
-fn v1beta1_default(field: &str) -> Value {
-    match field {
-        "failurePolicy" => json!("Ignore"),
-        "matchPolicy" => json!("Exact"),
-        "sideEffects" => json!("Unknown"),
-        "timeoutSeconds" => json!(30),
-        _ => json!(["v1beta1"]),
+/// The version's own defaults of a webhook's fields.
+fn version_defaults(v1beta1: bool) -> [(&'static str, Value); 5] {
+    if v1beta1 {
+        [
+            ("failurePolicy", json!("Ignore")),
+            ("matchPolicy", json!("Exact")),
+            ("sideEffects", json!("Unknown")),
+            ("timeoutSeconds", json!(30)),
+            ("admissionReviewVersions", json!(["v1beta1"])),
+        ]
+    } else {
+        [
+            ("failurePolicy", json!("Fail")),
+            ("matchPolicy", json!("Equivalent")),
+            ("timeoutSeconds", json!(10)),
+            // v1 requires these two: left for validation to refuse.
+            ("sideEffects", Value::Null),
+            ("admissionReviewVersions", Value::Null),
+        ]
     }
 }
 
-/// The fields [`v1beta1_default`] fills.
-const DEFAULTED: [&str; 5] = [
-    "failurePolicy",
-    "matchPolicy",
-    "sideEffects",
-    "timeoutSeconds",
-    "admissionReviewVersions",
-];
+fn default(obj: &mut Map<String, Value>, field: &str, value: Value) {
+    if !value.is_null() && obj.get(field).is_none_or(Value::is_null) {
+        obj.insert(field.into(), value);
+    }
+}
 
 /// An incoming configuration written as `from` (`apiVersion`), defaulted as that version.
-pub(super) fn to_storage(from: &str, mut obj: Value) -> Value {
-    if !from.ends_with("/v1beta1") {
-        return obj;
-    }
+pub(super) fn to_storage(from: &str, mutating: bool, mut obj: Value) -> Value {
+    let v1beta1 = from.ends_with("/v1beta1");
     let Some(hooks) = obj["webhooks"].as_array_mut() else {
         return obj;
     };
     for hook in hooks.iter_mut().filter_map(Value::as_object_mut) {
-        for field in DEFAULTED {
-            if hook.get(field).is_none_or(Value::is_null) {
-                hook.insert(field.into(), v1beta1_default(field));
-            }
+        for (field, value) in version_defaults(v1beta1) {
+            default(hook, field, value);
+        }
+        default(hook, "namespaceSelector", json!({}));
+        default(hook, "objectSelector", json!({}));
+        if mutating {
+            default(hook, "reinvocationPolicy", json!("Never"));
+        }
+        for rule in hook
+            .get_mut("rules")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_object_mut)
+        {
+            default(rule, "scope", json!("*"));
+        }
+        if let Some(service) = hook
+            .get_mut("clientConfig")
+            .and_then(|c| c.get_mut("service"))
+            .and_then(Value::as_object_mut)
+        {
+            default(service, "port", json!(443));
         }
     }
     obj
@@ -49,19 +80,35 @@ pub(super) fn to_storage(from: &str, mut obj: Value) -> Value {
 mod tests {
     use super::*;
 
+    fn hook() -> Value {
+        json!({"webhooks": [{"name": "w.example.com", "timeoutSeconds": 5,
+                             "clientConfig": {"service": {"namespace": "default", "name": "s"}},
+                             "rules": [{"operations": ["CREATE"], "resources": ["pods"]}]}]})
+    }
+
     #[test]
-    fn a_v1beta1_webhook_gets_v1beta1_defaults_and_a_v1_one_keeps_its_fields() {
-        let hook = json!({"webhooks": [{"name": "w.example.com", "timeoutSeconds": 5}]});
-        let b1 = to_storage("admissionregistration.k8s.io/v1beta1", hook.clone());
+    fn a_v1beta1_webhook_gets_v1beta1_defaults_and_the_shared_ones() {
+        let b1 = to_storage("admissionregistration.k8s.io/v1beta1", true, hook());
         assert_eq!(
             b1["webhooks"][0],
             json!({"name": "w.example.com", "timeoutSeconds": 5, "failurePolicy": "Ignore",
                    "matchPolicy": "Exact", "sideEffects": "Unknown",
-                   "admissionReviewVersions": ["v1beta1"]})
+                   "admissionReviewVersions": ["v1beta1"], "namespaceSelector": {},
+                   "objectSelector": {}, "reinvocationPolicy": "Never",
+                   "clientConfig": {"service": {"namespace": "default", "name": "s", "port": 443}},
+                   "rules": [{"operations": ["CREATE"], "resources": ["pods"], "scope": "*"}]})
         );
+    }
+
+    #[test]
+    fn a_v1_webhook_gets_v1_defaults_and_a_validating_one_no_reinvocation_policy() {
+        let v1 = to_storage("admissionregistration.k8s.io/v1", false, hook());
         assert_eq!(
-            to_storage("admissionregistration.k8s.io/v1", hook.clone()),
-            hook
+            v1["webhooks"][0],
+            json!({"name": "w.example.com", "timeoutSeconds": 5, "failurePolicy": "Fail",
+                   "matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {},
+                   "clientConfig": {"service": {"namespace": "default", "name": "s", "port": 443}},
+                   "rules": [{"operations": ["CREATE"], "resources": ["pods"], "scope": "*"}]})
         );
     }
 }
