@@ -15,6 +15,8 @@
 //!   roles and bindings, priority classes, flow-control schemas and levels, `default/kubernetes`),
 //!   with what differs between two starts (uid, resourceVersion, timestamps, managedFields,
 //!   cluster IPs) removed;
+//! - `deprecations.json`: the deprecation warning (the `Warning` header) the server sends with
+//!   every request to each resource of a deprecated version;
 //! - `kubectl-api-resources.txt` and `kubectl-api-versions.txt`: kubectl's own view;
 //! - `openapi-v2-crd.json`: how the server publishes a CRD in `/openapi/v2`, as templates
 //!   (`crd_openapi_snapshot`; taken last, after two CRDs are created).
@@ -81,7 +83,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let port = plane.url.rsplit(':').next().unwrap_or_default().to_string();
     let write = |name: &str, value: &Value| write_json(&out.join(name), value, &port);
-    write("discovery.json", &discovery(&kubectl)?)?;
+    let discovery_docs = discovery(&kubectl)?;
+    write("discovery.json", &discovery_docs)?;
+    write(
+        "deprecations.json",
+        &deprecations(&kubectl, &discovery_docs)?,
+    )?;
     let openapi = kubectl.json(&["get", "--raw", "/openapi/v2"])?;
     write("openapi-v2-index.json", &openapi_index(&openapi))?;
     let mut rest = openapi.clone();
@@ -142,6 +149,22 @@ impl Kubectl {
             .map_err(|e| format!("`kubectl {}` printed no UTF-8: {e}", args.join(" ")))
     }
 
+    /// The warnings kubectl prints for the request (`Warning: ...` on stderr, one per `Warning`
+    /// header the server sent).
+    fn warnings(&self, args: &[&str]) -> Result<Vec<String>, String> {
+        let output = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.0)
+            .args(args)
+            .output()
+            .map_err(|e| format!("cannot run kubectl: {e}"))?;
+        Ok(String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .filter_map(|l| l.strip_prefix("Warning: "))
+            .map(str::to_string)
+            .collect())
+    }
+
     pub(crate) fn json(&self, args: &[&str]) -> Result<Value, String> {
         serde_json::from_str(&self.text(args)?)
             .map_err(|e| format!("`kubectl {}` printed no JSON: {e}", args.join(" ")))
@@ -166,6 +189,36 @@ fn discovery(kubectl: &Kubectl) -> Result<Value, String> {
         docs.insert(path, doc);
     }
     Ok(Value::Object(docs))
+}
+
+/// The deprecation warning the server sends with every request to a resource, keyed by
+/// `group/version/resource` (`version/resource` for the core group): a list of each listable
+/// resource, its `Warning` headers as kubectl prints them.
+fn deprecations(kubectl: &Kubectl, docs: &Value) -> Result<Value, String> {
+    let mut out = Map::new();
+    for (path, doc) in docs.as_object().into_iter().flatten() {
+        let Some(gv) = path
+            .strip_prefix("/apis/")
+            .or_else(|| path.strip_prefix("/api/"))
+        else {
+            continue;
+        };
+        for r in doc["resources"].as_array().into_iter().flatten() {
+            let name = r["name"].as_str().unwrap_or_default();
+            let listable = r["verbs"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|v| v == "list"));
+            if name.contains('/') || !listable {
+                continue;
+            }
+            let warnings =
+                kubectl.warnings(&["get", "--raw", &format!("{path}/{name}?limit=1")])?;
+            if let Some(w) = warnings.first() {
+                out.insert(format!("{gv}/{name}"), Value::String(w.clone()));
+            }
+        }
+    }
+    Ok(Value::Object(out))
 }
 
 /// `/openapi/v2` reduced to its paths (with their operations) and its definitions (with their

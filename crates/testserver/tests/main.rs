@@ -12,6 +12,7 @@ mod conformance;
 mod conformance_wire;
 mod crd_schema;
 mod crd_versions;
+mod deprecations;
 mod discovery;
 mod every_resource;
 mod faults;

@@ -29,6 +29,7 @@ use crate::protobuf_fallback::JsonFallback;
 use crate::proxy::ProxyConnector;
 use crate::retry;
 use crate::tls::{self, ClientCertSlot};
+use crate::warning::{self, WarningHandler, WarningLogger};
 
 /// The items of a list response as they are decoded (see [`ListStream`]).
 pub type ListItems<K> = ListStream<ResponseBody, K>;
@@ -65,6 +66,8 @@ struct Inner {
     json_fallback: Arc<JsonFallback>,
     /// Impersonation headers, sent with every request.
     impersonate: Vec<(HeaderName, HeaderValue)>,
+    /// Where the warnings of every response go.
+    warnings: Arc<dyn WarningHandler>,
 }
 
 impl std::fmt::Debug for Client {
@@ -166,6 +169,9 @@ impl Client {
                 protobuf: config.protobuf,
                 json_fallback: Arc::default(),
                 impersonate: config.impersonate.headers()?,
+                warnings: config
+                    .warning_handler
+                    .unwrap_or_else(|| Arc::new(WarningLogger)),
             }),
         })
     }
@@ -366,6 +372,7 @@ impl Client {
                 Err(e) if e.is_connect() => return Err(Error::Connect(Box::new(e))),
                 Err(e) => return Err(Error::Request(Box::new(e))),
             };
+            warning::handle(&*inner.warnings, resp.headers());
             let code = resp.status();
             if code.is_success() {
                 return Ok(resp);

@@ -15,6 +15,7 @@ mod proxy;
 mod retry;
 mod secret;
 mod tls;
+mod warning;
 
 pub use api::{Api, Deleted};
 pub use body::{gunzip, ResponseBody, DECODED_CHUNK};
@@ -26,3 +27,4 @@ pub use error::ConfigError;
 pub use kcache_core::{ListPager, PagedList, DEFAULT_PAGE_SIZE};
 pub use params::{DeleteParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy};
 pub use secret::Secret;
+pub use warning::{NoWarnings, WarningHandler, WarningLogger};

@@ -16,3 +16,4 @@ mod protobuf;
 mod protobuf_fallback;
 mod shard_selector;
 mod testserver;
+mod warnings;

@@ -7,6 +7,7 @@ use http::StatusCode;
 use serde_json::{json, Value};
 
 use crate::http::responses::{json_value, raw_json_response, ApiError, ApiResult};
+use crate::resources::version_priority::by_priority;
 use crate::resources::ResourceInfo;
 use crate::state::ServerState;
 
@@ -54,7 +55,7 @@ fn builtin_groups() -> &'static [Value] {
 }
 
 /// Every served group's document: the built-in groups as the real server lists them, then the
-/// groups CRDs add (their versions in table order, the first preferred).
+/// groups CRDs add (their versions in kube-aware priority order, the first preferred).
 fn groups(state: &ServerState) -> Vec<Value> {
     let mut docs: Vec<Value> = builtin_groups().to_vec();
     let mut custom: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -69,6 +70,9 @@ fn groups(state: &ServerState) -> Vec<Value> {
         if !versions.contains(&r.api.version) {
             versions.push(r.api.version.clone());
         }
+    }
+    for versions in custom.values_mut() {
+        versions.sort_by(|a, b| by_priority(a, b));
     }
     docs.extend(custom.iter().map(|(g, v)| group_doc(g, v)));
     docs

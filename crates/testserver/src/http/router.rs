@@ -155,8 +155,42 @@ where
     if path == EXPIRE_WATCHES {
         return expire_watches(state, &parts.method);
     }
-    let query = Query::parse(parts.uri.query());
     let route = parse_path(state, &path)?;
+    let warning = match &route {
+        Route::Resource(t) => t.res.deprecation.clone(),
+        _ => None,
+    };
+    let resp = serve(state, parts, body, path, route)
+        .await
+        .unwrap_or_else(ApiError::into_response);
+    Ok(with_warning(resp, warning.as_deref()))
+}
+
+/// Adds the deprecation warning of the resource asked for, as the real server sends it with
+/// every answer for a deprecated version (`Warning: 299 - "..."`, quotes escaped).
+fn with_warning(mut resp: Response<Body>, warning: Option<&str>) -> Response<Body> {
+    if let Some(w) = warning {
+        let quoted = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = format!("299 - \"{quoted}\"").parse() {
+            resp.headers_mut().insert(header::WARNING, v);
+        }
+    }
+    resp
+}
+
+/// A request for `route` (authenticated), once its path is known.
+async fn serve<B>(
+    state: &Arc<ServerState>,
+    parts: http::request::Parts,
+    body: B,
+    path: String,
+    route: Route,
+) -> ApiResult
+where
+    B: http_body::Body<Data = Bytes>,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let query = Query::parse(parts.uri.query());
     let convert = match &route {
         Route::Resource(_) => negotiation::negotiate(&parts.headers)?,
         _ => negotiation::Convert::None,

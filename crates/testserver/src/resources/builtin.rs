@@ -107,6 +107,7 @@ fn row(group: &str, version: &str, main: &Value, subs: &[&Value]) -> ResourceInf
         special: b.special,
         discovery,
         schema: None,
+        deprecation: super::deprecations::builtin(group, version, plural),
     }
 }
 

@@ -78,6 +78,7 @@ pub(super) fn resources(crd: &Value) -> Vec<ResourceInfo> {
                 special: Special::None,
                 discovery: Vec::new(),
                 schema: Some(CrSchema::of_version(spec, v)),
+                deprecation: super::deprecations::custom(spec, v),
             })
         })
         .collect()

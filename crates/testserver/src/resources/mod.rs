@@ -14,11 +14,13 @@ pub(crate) mod conversion;
 mod crd;
 pub(crate) mod crd_schema;
 mod crd_versions;
+mod deprecations;
 mod event_versions;
 mod hpa_metrics;
 mod hpa_versions;
 mod ingress_versions;
 pub(crate) mod stored_fields;
+pub(crate) mod version_priority;
 mod versions;
 mod webhook_versions;
 
@@ -57,6 +59,9 @@ pub struct ResourceInfo {
     /// The version's schema when a CRD defines the resource: what its writes are pruned,
     /// defaulted and validated against.
     pub(crate) schema: Option<Arc<crd_schema::CrSchema>>,
+    /// The warning every request to this version gets when it is deprecated (the `Warning`
+    /// header's text, as 1.20.2 words it).
+    pub(crate) deprecation: Option<String>,
 }
 
 /// The subresources a resource has.

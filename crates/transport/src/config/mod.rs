@@ -10,6 +10,7 @@ pub mod merge;
 mod resolve;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use rustls_pki_types::CertificateDer;
@@ -17,6 +18,7 @@ use rustls_pki_types::CertificateDer;
 use crate::decode::DEFAULT_MAX_OBJECT_SIZE;
 use crate::error::ConfigError;
 use crate::secret::Secret;
+use crate::warning::WarningHandler;
 use exec::ExecConfig;
 pub use impersonate::Impersonate;
 pub use incluster::{SERVICE_ACCOUNT_DIR, TOKEN_REREAD_PERIOD};
@@ -91,6 +93,9 @@ pub struct Config {
     /// Reach the server through this proxy: `http://`, `https://` (both with `CONNECT`) or
     /// `socks5://`, optionally with `user:password@` (kubeconfig `proxy-url`).
     pub proxy_url: Option<http::Uri>,
+    /// Where the server's warnings go (`Warning` headers, e.g. for deprecated API versions;
+    /// client-go's `rest.Config.WarningHandler`); `None`: [`WarningLogger`](crate::WarningLogger).
+    pub warning_handler: Option<Arc<dyn WarningHandler>>,
 }
 
 impl std::fmt::Debug for Config {
@@ -120,6 +125,7 @@ impl std::fmt::Debug for Config {
             .field("protobuf", &self.protobuf)
             .field("impersonate", &self.impersonate)
             .field("proxy_url", &proxy)
+            .field("warning_handler", &self.warning_handler.is_some())
             .finish()
     }
 }
@@ -167,6 +173,7 @@ impl Config {
             protobuf: true,
             impersonate: Impersonate::default(),
             proxy_url: None,
+            warning_handler: None,
         }
     }
 
