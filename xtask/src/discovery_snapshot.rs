@@ -131,13 +131,17 @@ pub fn run(args: &[String]) -> Result<(), String> {
 pub(crate) struct Kubectl(PathBuf);
 
 impl Kubectl {
-    pub(crate) fn text(&self, args: &[&str]) -> Result<String, String> {
-        let output = Command::new("kubectl")
+    fn run(&self, args: &[&str]) -> Result<std::process::Output, String> {
+        Command::new("kubectl")
             .arg("--kubeconfig")
             .arg(&self.0)
             .args(args)
             .output()
-            .map_err(|e| format!("cannot run kubectl: {e}"))?;
+            .map_err(|e| format!("cannot run kubectl: {e}"))
+    }
+
+    pub(crate) fn text(&self, args: &[&str]) -> Result<String, String> {
+        let output = self.run(args)?;
         if !output.status.success() {
             return Err(format!(
                 "`kubectl {}` failed: {}",
@@ -152,13 +156,7 @@ impl Kubectl {
     /// The warnings kubectl prints for the request (`Warning: ...` on stderr, one per `Warning`
     /// header the server sent).
     fn warnings(&self, args: &[&str]) -> Result<Vec<String>, String> {
-        let output = Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.0)
-            .args(args)
-            .output()
-            .map_err(|e| format!("cannot run kubectl: {e}"))?;
-        Ok(String::from_utf8_lossy(&output.stderr)
+        Ok(String::from_utf8_lossy(&self.run(args)?.stderr)
             .lines()
             .filter_map(|l| l.strip_prefix("Warning: "))
             .map(str::to_string)
