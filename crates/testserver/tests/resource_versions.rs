@@ -147,6 +147,51 @@ async fn an_autoscaler_written_as_v1_reads_as_v2beta1_and_v2beta2() {
     assert!(as_v1.body["metadata"].get("annotations").is_none());
 }
 
+/// An autoscaler written as v2beta2 with part of a `behavior`: the rest defaulted, the status
+/// written with its zero counts and `null` lists, and v1 and v2beta1 carrying the behavior in
+/// the annotation with Go's field names, byte for byte as 1.20.2 writes it.
+#[tokio::test]
+async fn an_autoscalers_behavior_is_defaulted_and_annotated_as_the_real_server_does() {
+    let c = cluster().await;
+    let client = c.client();
+    let ns = c.create_namespace("hpa-behavior").await.unwrap();
+    let v2 = collection("autoscaling/v2beta2", &ns, "horizontalpodautoscalers");
+    let hpa = json!({"apiVersion": "autoscaling/v2beta2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "maxReplicas": 5, "behavior": {"scaleUp": {"selectPolicy": "Min"}}}});
+    let created = client.post(&v2, &hpa).await.unwrap();
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert_eq!(
+        created.body["spec"]["behavior"],
+        json!({"scaleDown": {"policies": [{"periodSeconds": 15, "type": "Percent", "value": 100}], "selectPolicy": "Max"},
+               "scaleUp": {"policies": [{"periodSeconds": 15, "type": "Pods", "value": 4}, {"periodSeconds": 15, "type": "Percent", "value": 100}],
+                           "selectPolicy": "Min", "stabilizationWindowSeconds": 0}})
+    );
+    assert_eq!(
+        created.body["status"],
+        json!({"conditions": null, "currentMetrics": null, "currentReplicas": 0, "desiredReplicas": 0})
+    );
+    let annotation = r#"{"ScaleUp":{"StabilizationWindowSeconds":0,"SelectPolicy":"Min","Policies":[{"Type":"Pods","Value":4,"PeriodSeconds":15},{"Type":"Percent","Value":100,"PeriodSeconds":15}]},"ScaleDown":{"StabilizationWindowSeconds":null,"SelectPolicy":"Max","Policies":[{"Type":"Percent","Value":100,"PeriodSeconds":15}]}}"#;
+    for version in ["autoscaling/v1", "autoscaling/v2beta1"] {
+        let path = format!("{}/h", collection(version, &ns, "horizontalpodautoscalers"));
+        let got = client.get(&path).await.unwrap();
+        assert_eq!(got.status, 200, "{}", got.body);
+        assert_eq!(
+            got.body["metadata"]["annotations"]["autoscaling.alpha.kubernetes.io/behavior"],
+            annotation,
+            "{version}"
+        );
+        assert!(got.body["spec"].get("behavior").is_none(), "{version}");
+    }
+    let v1 = collection("autoscaling/v1", &ns, "horizontalpodautoscalers");
+    let got = client.get(&format!("{v1}/h")).await.unwrap();
+    assert_eq!(
+        got.body["status"],
+        json!({"currentReplicas": 0, "desiredReplicas": 0})
+    );
+}
+
 #[tokio::test]
 async fn a_v1beta1_webhook_configuration_reads_as_v1_with_v1beta1_defaults() {
     let c = cluster().await;

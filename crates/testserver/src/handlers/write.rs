@@ -12,7 +12,7 @@ use crate::fieldmanager::record_update;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
 use crate::http::responses::{json_response, ApiError, ApiResult};
-use crate::resources::{conversion, crd_schema, ResourceInfo};
+use crate::resources::{conversion, crd_schema, hpa_versions, ResourceInfo};
 use crate::state::ServerState;
 use crate::storage::{object_key, CommitError, Expect, Stored};
 
@@ -145,6 +145,9 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
                 json!({"conditions": [cond("NamesAccepted", "NoConflicts"), cond("Established", "InitialNamesAccepted")],
                        "acceptedNames": names, "storedVersions": storage}),
             );
+        }
+        ("autoscaling", "horizontalpodautoscalers") => {
+            m.insert("status".into(), hpa_versions::zero_status());
         }
         _ if res.subresources.status => {
             m.remove("status");

@@ -13,6 +13,7 @@
 
 use serde_json::{json, Value};
 
+use super::hpa_behavior;
 use super::hpa_metrics::{to_v2beta1, to_v2beta2, Part};
 
 const METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
@@ -35,6 +36,30 @@ pub(super) fn to_storage(from: &str, mut obj: Value) -> Value {
     }
     if obj["spec"]["metrics"].as_array().is_none_or(Vec::is_empty) {
         obj["spec"]["metrics"] = json!([cpu_utilization(json!(80))]);
+    }
+    if from == "autoscaling/v2beta2" {
+        hpa_behavior::default(&mut obj["spec"]["behavior"]);
+    }
+    with_zero_status(obj)
+}
+
+/// The status fields the real server writes even when nobody set them: the counts as 0, the
+/// lists as `null` (Go fields without `omitempty`), in the stored (v2beta2) shape; v1 shows
+/// the counts only.
+pub(crate) fn zero_status() -> Value {
+    json!({"currentReplicas": 0, "desiredReplicas": 0, "currentMetrics": null, "conditions": null})
+}
+
+/// `obj` with [`zero_status`]'s fields where its status lacks them.
+fn with_zero_status(mut obj: Value) -> Value {
+    if !obj["status"].is_object() {
+        obj["status"] = json!({});
+    }
+    let status = obj["status"].as_object_mut().expect("made an object above");
+    if let Value::Object(zero) = zero_status() {
+        for (field, value) in zero {
+            status.entry(field).or_insert(value);
+        }
     }
     obj
 }
@@ -80,10 +105,15 @@ fn take_annotation(obj: &mut Value, key: &str) -> Option<Value> {
 
 /// Sets annotation `key` to `value`'s JSON.
 fn set_annotation(obj: &mut Value, key: &str, value: &Value) {
+    set_annotation_text(obj, key, value.to_string());
+}
+
+/// Sets annotation `key` to `text`.
+fn set_annotation_text(obj: &mut Value, key: &str, text: String) {
     if !obj["metadata"]["annotations"].is_object() {
         obj["metadata"]["annotations"] = json!({});
     }
-    obj["metadata"]["annotations"][key] = json!(value.to_string());
+    obj["metadata"]["annotations"][key] = json!(text);
 }
 
 /// Maps each metric of `list` with `f`.
@@ -96,7 +126,7 @@ fn v1_to_v2beta2(obj: &mut Value) {
     let others = take_annotation(obj, METRICS).unwrap_or(json!([]));
     let current = take_annotation(obj, CURRENT_METRICS).unwrap_or(json!([]));
     let conditions = take_annotation(obj, CONDITIONS);
-    let behavior = take_annotation(obj, BEHAVIOR);
+    let behavior = take_annotation(obj, BEHAVIOR).map(|b| hpa_behavior::from_annotation(&b));
     let spec = obj["spec"].as_object_mut().expect("checked by to_storage");
     let mut metrics: Vec<Value> = others
         .as_array()
@@ -147,7 +177,7 @@ fn v2beta2_to_v1(obj: &mut Value) {
         set_annotation(obj, METRICS, &Value::Array(v1));
     }
     if let Some(b) = behavior.filter(|b| !b.is_null()) {
-        set_annotation(obj, BEHAVIOR, &b);
+        set_annotation_text(obj, BEHAVIOR, hpa_behavior::to_annotation(&b));
     }
     let Some(status) = obj["status"].as_object_mut() else {
         return;
@@ -181,7 +211,7 @@ fn split_cpu(metrics: &Value, slot: &str) -> (Option<Value>, Vec<Value>) {
 }
 
 fn v2beta1_to_v2beta2(obj: &mut Value) {
-    let behavior = take_annotation(obj, BEHAVIOR);
+    let behavior = take_annotation(obj, BEHAVIOR).map(|b| hpa_behavior::from_annotation(&b));
     convert_lists(obj, to_v2beta2);
     if let Some(b) = behavior {
         obj["spec"]["behavior"] = b;
@@ -194,7 +224,7 @@ fn v2beta2_to_v2beta1(obj: &mut Value) {
         .and_then(|s| s.remove("behavior"));
     convert_lists(obj, to_v2beta1);
     if let Some(b) = behavior.filter(|b| !b.is_null()) {
-        set_annotation(obj, BEHAVIOR, &b);
+        set_annotation_text(obj, BEHAVIOR, hpa_behavior::to_annotation(&b));
     }
 }
 
@@ -265,15 +295,23 @@ mod tests {
     }
 
     #[test]
-    fn v2beta1_keeps_behavior_in_the_annotation() {
+    fn v2beta1_keeps_the_defaulted_behavior_in_the_annotation() {
         let behavior = json!({"scaleDown": {"stabilizationWindowSeconds": 60}});
         let stored = to_storage(
             "autoscaling/v2beta2",
             json!({"spec": {"maxReplicas": 3, "behavior": behavior}}),
         );
+        let defaulted = stored["spec"]["behavior"].clone();
+        assert_eq!(defaulted["scaleDown"]["stabilizationWindowSeconds"], 60);
+        assert_eq!(defaulted["scaleUp"]["selectPolicy"], "Max");
         let b1 = from_storage("autoscaling/v2beta1", stored);
         assert!(b1["spec"].get("behavior").is_none());
+        let text = b1["metadata"]["annotations"][BEHAVIOR].as_str().unwrap();
+        assert!(
+            text.starts_with(r#"{"ScaleUp":{"StabilizationWindowSeconds":0,"#),
+            "{text}"
+        );
         let back = to_storage("autoscaling/v2beta1", b1);
-        assert_eq!(back["spec"]["behavior"], behavior);
+        assert_eq!(back["spec"]["behavior"], defaulted);
     }
 }
