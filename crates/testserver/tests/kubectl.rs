@@ -236,3 +236,51 @@ async fn kubectl_explain_describes_custom_resources() {
         .unwrap();
     assert_eq!(del.status, 200, "{}", del.body);
 }
+
+// kubectl validates a manifest itself against `/openapi/v2` (in protobuf), as it does with
+// kube-apiserver 1.20.2, which takes no `fieldValidation`: an unknown field is refused before
+// anything is sent, with the same words on both servers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_validates_manifests_against_openapi_v2() {
+    let Some(bin) = kubectl_path() else {
+        return skip_unless_ci(
+            "kubectl_validates_manifests_against_openapi_v2",
+            "no kubectl on PATH",
+        );
+    };
+    let c = cluster().await;
+    let ns = c.create_namespace("kubectl-validate").await.unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let k = Kubectl {
+        bin: &bin,
+        kubeconfig: c.kubeconfig_path(),
+        home: home.path(),
+        ns: &ns,
+    };
+    let file = home.path().join("cm.json");
+    std::fs::write(
+        &file,
+        r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "junk"}, "data": {"a": "b"}, "junk": 1}"#,
+    )
+    .unwrap();
+    let out = k
+        .cmd(&["create", "-f", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "an unknown field is refused");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            r#"ValidationError(ConfigMap): unknown field "junk" in io.k8s.api.core.v1.ConfigMap"#
+        ),
+        "{stderr}"
+    );
+    let got = c
+        .client()
+        .get(&format!("/api/v1/namespaces/{ns}/configmaps/junk"))
+        .await
+        .unwrap();
+    assert_eq!(got.status, 404, "nothing was sent");
+    let created = k.run(&["create", "-f", file.to_str().unwrap(), "--validate=false"]);
+    assert!(created.contains("configmap/junk created"), "{created}");
+}

@@ -182,10 +182,10 @@ fn gv_path(group: &str, version: &str) -> String {
     }
 }
 
-/// `/openapi/v3`: one entry per served group-version. kubectl reads it to learn that the server
-/// validates fields itself (`fieldValidation`), and then skips client-side schema validation;
-/// `kubectl explain` reads the built-in kinds' schemas from it. `/openapi/v2` stays 404,
-/// which kubectl tolerates.
+/// `/openapi/v3`: one entry per served group-version, which 1.20.2 does not serve and today's
+/// kubectl reads first: `kubectl explain` reads the kinds' schemas from it. No operation
+/// accepts `fieldValidation` (1.20.2 ignores the parameter), so kubectl validates manifests
+/// itself, against `/openapi/v2`, as it does with 1.20.2.
 pub(crate) fn openapi_v3_root(state: &ServerState) -> ApiResult {
     let mut paths = serde_json::Map::new();
     for r in state.resources.all() {
@@ -199,7 +199,7 @@ pub(crate) fn openapi_v3_root(state: &ServerState) -> ApiResult {
 }
 
 /// `/openapi/v3/{api/v1 | apis/group/version}`: each object path with a PATCH operation that
-/// names its kind and accepts `fieldValidation`, and the schemas of the built-in kinds
+/// names its kind, and the schemas of the built-in kinds
 /// ([`super::openapi_schemas`]).
 pub(crate) fn openapi_v3_group_version(state: &ServerState, gv: &str) -> ApiResult {
     let mut paths = serde_json::Map::new();
@@ -213,7 +213,7 @@ pub(crate) fn openapi_v3_group_version(state: &ServerState, gv: &str) -> ApiResu
             .api
             .object_path(r.api.namespaced.then_some("{namespace}"), "{name}");
         let op = json!({"x-kubernetes-group-version-kind": {"group": r.api.group, "version": r.api.version, "kind": r.api.kind},
-                        "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string"}}],
+                        "parameters": [],
                         "responses": {}});
         paths.insert(path, json!({"patch": op}));
     }
