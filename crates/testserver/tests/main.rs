@@ -17,6 +17,7 @@ mod discovery;
 mod every_resource;
 mod faults;
 mod kubectl;
+mod object_meta;
 mod openapi_crd;
 mod openapi_v2;
 mod resource_versions;

@@ -4,29 +4,11 @@
 use kcache_core::StatusCause;
 use serde_json::Value;
 
-use crate::resources::crd_schema::{self, causes::required};
+use crate::http::query::go_quote;
+use crate::resources::crd_schema;
+use crate::resources::crd_schema::causes::{invalid, required};
+use crate::resources::object_meta::{self, is_label, is_subdomain, LABEL_MSG, SUBDOMAIN_MSG};
 use crate::resources::ResourceInfo;
-
-const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-
-fn invalid(field: &str, value: &str, detail: &str) -> StatusCause {
-    StatusCause {
-        type_: "FieldValueInvalid".into(),
-        message: format!("Invalid value: {value:?}: {detail}"),
-        field: field.into(),
-    }
-}
-
-fn is_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
 
 /// Why `name` is not a path segment (`path.IsValidPathSegmentName`), if it is not.
 fn path_segment_problem(name: &str) -> Option<String> {
@@ -37,10 +19,6 @@ fn path_segment_problem(name: &str) -> Option<String> {
         .iter()
         .find(|c| name.contains(**c))
         .map(|c| format!("may not contain '{c}'"))
-}
-
-fn is_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_label)
 }
 
 /// The problems with `obj` as an object of `res` (empty: valid). `obj` has its final name.
@@ -54,16 +32,17 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
         ));
     } else if res.api.plural == "namespaces" {
         if !is_label(name) {
-            causes.push(invalid("metadata.name", name, LABEL_MSG));
+            causes.push(invalid("metadata.name", &go_quote(name), LABEL_MSG));
         }
     } else if res.api.group == "rbac.authorization.k8s.io" {
         // RBAC names are path segments (`system:controller:...`), as `ValidateRBACName` says.
         if let Some(why) = path_segment_problem(name) {
-            causes.push(invalid("metadata.name", name, &why));
+            causes.push(invalid("metadata.name", &go_quote(name), &why));
         }
     } else if !is_subdomain(name) {
-        causes.push(invalid("metadata.name", name, SUBDOMAIN_MSG));
+        causes.push(invalid("metadata.name", &go_quote(name), SUBDOMAIN_MSG));
     }
+    object_meta::validate(&obj["metadata"], "metadata", res.builtin, &mut causes);
     let spec = &obj["spec"];
     match (res.api.group.as_str(), res.api.plural.as_str()) {
         ("", "pods") => match spec["containers"].as_array() {
@@ -121,7 +100,7 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
             if !name.is_empty() && name != expected {
                 causes.push(invalid(
                     "metadata.name",
-                    name,
+                    &go_quote(name),
                     "must be spec.names.plural+\".\"+spec.group",
                 ));
             }

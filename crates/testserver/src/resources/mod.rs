@@ -20,6 +20,7 @@ mod hpa_behavior;
 mod hpa_metrics;
 pub(crate) mod hpa_versions;
 mod ingress_versions;
+pub(crate) mod object_meta;
 pub(crate) mod stored_fields;
 pub(crate) mod version_priority;
 mod versions;

@@ -30,6 +30,15 @@ pub(crate) fn required(field: &str, detail: &str) -> StatusCause {
     }
 }
 
+/// `field.TooLong(field, value, max)` as the real server prints it for a map (no value).
+pub(crate) fn too_long(field: &str, max: usize) -> StatusCause {
+    StatusCause {
+        type_: "FieldValueTooLong".into(),
+        message: format!("Too long: must have at most {max} bytes"),
+        field: field.into(),
+    }
+}
+
 /// `field.Forbidden(field, detail)`.
 pub(crate) fn forbidden(field: &str, detail: &str) -> StatusCause {
     StatusCause {

@@ -8,8 +8,10 @@ use std::collections::HashSet;
 use kcache_core::StatusCause;
 use serde_json::{Map, Value};
 
-use super::causes::{child, duplicate, required};
+use super::causes::{child, duplicate, invalid, required};
 use super::go_value;
+use crate::http::query::go_quote;
+use crate::resources::object_meta;
 
 /// The extension problems of `value` at `path` against `schema`.
 pub(super) fn validate(schema: &Value, value: &Value, path: &str, out: &mut Vec<StatusCause>) {
@@ -25,6 +27,7 @@ pub(super) fn validate(schema: &Value, value: &Value, path: &str, out: &mut Vec<
                         out.push(required(&child(path, f), "must not be empty"));
                     }
                 }
+                embedded_metadata(fields.get("metadata"), &child(path, "metadata"), out);
             }
             for (name, v) in fields {
                 let sub = match schema["properties"].get(name) {
@@ -91,6 +94,25 @@ fn duplicates(
             out.push(duplicate(&format!("{path}[{i}]"), &shown));
         }
     }
+}
+
+/// An embedded resource's `metadata`, as apiextensions-apiserver validates it
+/// (`ValidateEmbeddedResource`): any name, a namespace that is a DNS label, and ObjectMeta's
+/// rules for labels, annotations, owner references and finalizers.
+fn embedded_metadata(meta: Option<&Value>, path: &str, out: &mut Vec<StatusCause>) {
+    let Some(meta) = meta.filter(|m| m.is_object()) else {
+        return;
+    };
+    if let Some(ns) = meta["namespace"].as_str().filter(|ns| !ns.is_empty()) {
+        if !object_meta::is_label(ns) {
+            out.push(invalid(
+                &child(path, "namespace"),
+                &go_quote(ns),
+                object_meta::LABEL_MSG,
+            ));
+        }
+    }
+    object_meta::validate(meta, path, false, out);
 }
 
 #[cfg(test)]
