@@ -100,6 +100,16 @@ fn implements_object() {
     );
 }
 
+/// A cache keeps one `CompactObject` per object: the tree's root and the two typed maps, not
+/// copies of pointers to strings the tree holds (name, namespace, resourceVersion, uid).
+#[test]
+fn an_object_is_its_tree_and_its_two_maps() {
+    assert_eq!(
+        std::mem::size_of::<CompactObject>(),
+        std::mem::size_of::<CompactValue>() + 2 * std::mem::size_of::<usize>()
+    );
+}
+
 #[test]
 fn path_access_reaches_object_members_and_array_items() {
     let a = compact(&pod("a", "node-1"));
@@ -156,6 +166,9 @@ fn malformed_objects_are_rejected_with_the_field_named() {
     assert!(err("[1]").contains("not a JSON object"));
     assert!(err(r#"{"metadata":3}"#).contains("metadata is not an object"));
     assert!(err(r#"{"metadata":{"name":1}}"#).contains("metadata.name is not a string"));
+    assert!(err(r#"{"metadata":{"namespace":[]}}"#).contains("metadata.namespace is not"));
+    assert!(err(r#"{"metadata":{"resourceVersion":7}}"#).contains("resourceVersion is not"));
+    assert!(err(r#"{"metadata":{"uid":{}}}"#).contains("metadata.uid is not a string"));
     assert!(err(r#"{"metadata":{"labels":{"a":1}}}"#).contains("metadata.labels.a"));
     assert!(err(r#"{"metadata":{"annotations":[]}}"#).contains("metadata.annotations"));
     assert!(err(r#"{"metadata":{"name":"x"}"#).contains("EOF"));
