@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# The `controller` scenario against all three peers in one run: kcache-bench (kcache-controller),
-# cgbench (client-go's workqueue pattern), krbench (kube-runtime) and crbench (controller-runtime),
-# alternated round by round on the same server, then medians per implementation and kcache's
-# ratios to the best peer (shared/BENCHMARKS.md, section "controller").
+# The `controller` scenario against all three peers in one run: kcache (kcache-controller, the
+# scenario in a binary of its own: kcache-bench's examples/controller_alone), cgbench (client-go's
+# workqueue pattern), krbench (kube-runtime) and crbench (controller-runtime), alternated round by
+# round on the same server, then medians per implementation and kcache's ratios to the best peer
+# (shared/BENCHMARKS.md, section "controller"). `kcache-bench controller` (the same source in the
+# binary of every scenario, whose peak RSS also counts other scenarios' code pages; see
+# docs/benchmarks.md) runs in each round too, as the line `kcache-bench`.
 #
 #   usage: bench/controller-compare.sh KUBECONFIG [ROUNDS] [NAMESPACE]
 #
 # The server must hold the namespace's ConfigMaps already (`kcache-bench seed --kubeconfig F
-# --configmaps 10000 --namespace bench`). Binaries: KCACHE_BENCH (default: the bench-release build
-# in target/), CGBENCH, KRBENCH, CRBENCH (default: where shared/bench's build scripts put them).
+# --configmaps 10000 --namespace bench`). Binaries: KCACHE_CONTROLLER and KCACHE_BENCH (default:
+# the bench-release builds in target/, `cargo build --profile bench-release -p kcache-bench --bin
+# kcache-bench --example controller_alone`), CGBENCH, KRBENCH, CRBENCH (default: where
+# shared/bench's build scripts put them).
 # Every JSON line is kept in $OUT (default: a new temp file), whose path is printed first.
 set -euo pipefail
 kc=${1:?usage: controller-compare.sh KUBECONFIG [ROUNDS] [NAMESPACE]}
@@ -16,14 +21,16 @@ rounds=${2:-5}
 ns=${3:-bench}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=$HOME/.cache/kcache-envtest
-kcache=${KCACHE_BENCH:-$root/target/bench-release/kcache-bench}
-[ -x "$kcache" ] || kcache=$root/target/release/kcache-bench
+kcache=${KCACHE_CONTROLLER:-$root/target/bench-release/examples/controller_alone}
+[ -x "$kcache" ] || kcache=$root/target/release/examples/controller_alone
+bench=${KCACHE_BENCH:-$root/target/bench-release/kcache-bench}
+[ -x "$bench" ] || bench=$root/target/release/kcache-bench
 cg=${CGBENCH:-$cache/cgbench}
 kr=${KRBENCH:-$cache/krbench-target/release/krbench}
 cr=${CRBENCH:-$cache/crbench}
 out=${OUT:-$(mktemp /tmp/controller-compare.XXXXXX.jsonl)}
 echo "lines: $out" >&2
-for bin in "$kcache" "$cg" "$kr" "$cr"; do
+for bin in "$kcache" "$bench" "$cg" "$kr" "$cr"; do
   [ -x "$bin" ] || { echo "missing binary: $bin" >&2; exit 2; }
 done
 run() { # name, command...: keeps the command's last line (its JSON), tagged with the name
@@ -35,7 +42,8 @@ run() { # name, command...: keeps the command's last line (its JSON), tagged wit
 }
 for r in $(seq 1 "$rounds"); do
   echo "round $r/$rounds" >&2
-  run kcache "$kcache" controller --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000
+  run kcache "$kcache" --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000
+  run kcache-bench "$bench" controller --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000
   run client-go "$cg" -scenario controller -kubeconfig "$kc" -namespace "$ns" -workers 2 -updates 1000
   run kube-runtime "$kr" controller --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000
   run controller-runtime "$cr" -scenario controller -kubeconfig "$kc" -namespace "$ns" -workers 2 -updates 1000
@@ -52,7 +60,7 @@ med = {name: {f: statistics.median(float(l[f]) for l in lines) for f in fields} 
 print("%-20s %s" % ("median of %d rounds" % max(len(v) for v in by.values()), " ".join("%14s" % f[:14] for f in fields)))
 for name, m in med.items():
     print("%-20s %s" % (name, " ".join("%14.4g" % m[f] for f in fields)))
-peers = [n for n in med if n != "kcache"]
+peers = [n for n in med if not n.startswith("kcache")]
 targets = [("initial_reconcile_seconds", 0.5), ("peak_rss_bytes", 0.4),
            ("latency_req_p50_ms", 0.8), ("latency_req_p99_ms", 1.0)]
 for f, target in targets:

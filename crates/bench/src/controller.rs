@@ -30,7 +30,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use crate::report::emit;
-use crate::Storage;
+use crate::storage::Storage;
 
 const SEQ_LABEL: &str = "kcache-bench-seq";
 
@@ -50,7 +50,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1000)]
     updates: usize,
     /// Overall limit, as a Go duration (`90s`, `10m`) or seconds.
-    #[arg(long, default_value = "10m", value_parser = crate::informer::parse_duration)]
+    #[arg(long, default_value = "10m", value_parser = crate::duration::parse_duration)]
     timeout: Duration,
     /// What the controller's cache keeps.
     #[arg(long, value_enum, default_value = "compact")]

@@ -276,3 +276,22 @@ pub fn start_counting_with_peak() {
 pub fn heap_peak() -> isize {
     PEAK.load(Ordering::Relaxed)
 }
+
+/// Replaces this process with the same command on `allocator` (the allocator is chosen at a
+/// process's first allocation, see the module docs); returns only on failure, by exiting.
+pub fn run_on(allocator: Allocator) -> ! {
+    use std::os::unix::process::CommandExt;
+    let err = std::env::current_exe()
+        .map(|exe| {
+            std::process::Command::new(exe)
+                .args(std::env::args_os().skip(1))
+                .env(ALLOCATOR_ENV, allocator.name())
+                .exec()
+        })
+        .unwrap_or_else(|e| e);
+    eprintln!(
+        "kcache-bench: cannot re-run on the {} allocator: {err}",
+        allocator.name()
+    );
+    std::process::exit(2);
+}

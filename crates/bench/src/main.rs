@@ -10,6 +10,7 @@ mod client;
 mod configmaps;
 mod controller;
 mod core_round_trip;
+mod duration;
 mod fifo;
 mod heap;
 mod informer;
@@ -21,6 +22,7 @@ mod relist;
 mod report;
 mod sharded;
 mod sharding;
+mod storage;
 mod store;
 mod typed_read;
 mod workqueue;
@@ -77,24 +79,6 @@ enum Scenario {
     Churn(configmaps::ChurnArgs),
 }
 
-/// How a typed informer keeps its objects (kcache-informer's two storage modes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Storage {
-    /// Structurally shared trees (`CompactInformer<K>`, `Compact<K>`); typed on the way out.
-    Compact,
-    /// Typed objects (`SharedIndexInformer<K>`).
-    Plain,
-}
-
-impl Storage {
-    fn name(self) -> &'static str {
-        match self {
-            Storage::Compact => "compact",
-            Storage::Plain => "plain",
-        }
-    }
-}
-
 fn main() {
     let cli = Cli::parse();
     let wanted = cli.allocator.unwrap_or(match cli.scenario {
@@ -104,7 +88,7 @@ fn main() {
         _ => heap::Allocator::Mimalloc,
     });
     if wanted != heap::Allocator::current() {
-        run_on(wanted);
+        heap::run_on(wanted);
     }
     heap::disable_transparent_huge_pages();
     match cli.scenario {
@@ -126,23 +110,4 @@ fn main() {
         Scenario::Seed(args) => configmaps::seed(args),
         Scenario::Churn(args) => configmaps::churn(args),
     }
-}
-
-/// Replaces this process with the same command on `allocator` (the allocator is chosen at a
-/// process's first allocation, see src/heap.rs); returns only on failure, by exiting.
-fn run_on(allocator: heap::Allocator) -> ! {
-    use std::os::unix::process::CommandExt;
-    let err = std::env::current_exe()
-        .map(|exe| {
-            std::process::Command::new(exe)
-                .args(std::env::args_os().skip(1))
-                .env(heap::ALLOCATOR_ENV, allocator.name())
-                .exec()
-        })
-        .unwrap_or_else(|e| e);
-    eprintln!(
-        "kcache-bench: cannot re-run on the {} allocator: {err}",
-        allocator.name()
-    );
-    std::process::exit(2);
 }

@@ -16,7 +16,7 @@ use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerF
 use serde_json::json;
 
 use crate::client;
-use crate::informer::parse_duration;
+use crate::duration::parse_duration;
 use crate::proc_status::threads;
 use crate::report::emit;
 

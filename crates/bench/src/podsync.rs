@@ -58,8 +58,8 @@ pub struct Args {
     #[arg(long)]
     typed: bool,
     /// With `--typed`: how the informer keeps them.
-    #[arg(long, value_enum, default_value_t = crate::Storage::Compact)]
-    storage: crate::Storage,
+    #[arg(long, value_enum, default_value_t = crate::storage::Storage::Compact)]
+    storage: crate::storage::Storage,
     /// With `--typed --storage compact`: lazy handlers (`LazyTyped<Pod>`, decoded when read).
     #[arg(long)]
     lazy: bool,
@@ -313,9 +313,11 @@ pub fn run(args: Args) {
         .expect("tokio runtime");
     match (args.typed, args.storage, args.lazy) {
         (false, _, false) => rt.block_on(podsync::<Untyped>(args)),
-        (true, crate::Storage::Plain, false) => rt.block_on(podsync::<PlainPods>(args)),
-        (true, crate::Storage::Compact, false) => rt.block_on(podsync::<CompactPods>(args)),
-        (true, crate::Storage::Compact, true) => rt.block_on(podsync::<LazyPods>(args)),
+        (true, crate::storage::Storage::Plain, false) => rt.block_on(podsync::<PlainPods>(args)),
+        (true, crate::storage::Storage::Compact, false) => {
+            rt.block_on(podsync::<CompactPods>(args))
+        }
+        (true, crate::storage::Storage::Compact, true) => rt.block_on(podsync::<LazyPods>(args)),
         _ => {
             eprintln!("kcache-bench: --lazy needs --typed --storage compact");
             std::process::exit(2);

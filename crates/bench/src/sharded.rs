@@ -57,7 +57,7 @@ pub struct Args {
     #[arg(long, default_value_t = 15)]
     lease_seconds: u64,
     /// Overall limit of each phase, as a Go duration (`90s`, `10m`) or seconds.
-    #[arg(long, default_value = "10m", value_parser = crate::informer::parse_duration)]
+    #[arg(long, default_value = "10m", value_parser = crate::duration::parse_duration)]
     phase_timeout: Duration,
 }
 

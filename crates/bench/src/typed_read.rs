@@ -19,7 +19,7 @@ use kcache_store::{Indexer, Indexers};
 use serde::de::DeserializeOwned;
 use serde_json::json;
 
-use crate::Storage;
+use crate::storage::Storage;
 
 /// Flags.
 #[derive(clap::Args)]

@@ -3,7 +3,9 @@
 //! Children are interned before their parent, so a node is hashed and compared by its
 //! children's addresses, in O(node) and not O(subtree). The tables hold `Weak`s and never keep a
 //! value alive; entries of dropped values are pruned whenever a table shard would grow, which
-//! bounds a shard to about twice its live entries. Values are immutable, so sharing is
+//! bounds a shard to about twice its live entries, and all at once when many objects were
+//! dropped (`CompactObject`'s drop counts them): a `Weak` keeps its dropped value's allocation,
+//! so a cache dropped while nothing else interns would otherwise keep its memory. Values are immutable, so sharing is
 //! invisible: a changed copy (`CompactObject::with_resource_version`,
 //! `CompactValue::with_member`) rebuilds only the path from the root to the change.
 
@@ -78,9 +80,7 @@ impl<T: ?Sized> Interner<T> {
         if let Some(live) = hit {
             return live;
         }
-        // A value dropped meanwhile cannot be hashed again; any bucket will do for its entry,
-        // which no lookup matches and the next prune removes.
-        let rehash = |weak: &Weak<T>| weak.upgrade().map_or(0, |v| (self.rehash)(&v));
+        let rehash = |weak: &Weak<T>| self.rehash_entry(weak);
         if table.len() == table.capacity() {
             table.retain(|weak| weak.strong_count() > 0);
             if table.len() * 2 > table.capacity() {
@@ -91,6 +91,29 @@ impl<T: ?Sized> Interner<T> {
         let made = make(value);
         table.insert_unique(hash, Arc::downgrade(&made), rehash);
         made
+    }
+
+    /// An entry's hash, from its value. A value dropped meanwhile cannot be hashed again; any
+    /// bucket will do for its entry, which no lookup matches and the next prune removes.
+    fn rehash_entry(&self, weak: &Weak<T>) -> u64 {
+        weak.upgrade().map_or(0, |v| (self.rehash)(&v))
+    }
+
+    /// Removes the entries of dropped values from every shard now, which frees their memory
+    /// (an entry's `Weak` keeps a dropped value's allocation until it goes), and gives back the
+    /// table space of a shard left less than a quarter full; returns the entries left.
+    pub(crate) fn prune(&self) -> usize {
+        let mut left = 0;
+        for shard in self.shards.iter() {
+            let mut table = shard.lock();
+            table.retain(|weak| weak.strong_count() > 0);
+            let live = table.len();
+            if table.capacity() > 4 * live {
+                table.shrink_to(2 * live, |weak| self.rehash_entry(weak));
+            }
+            left += table.len();
+        }
+        left
     }
 
     /// Entries held, dead ones included (for tests of the growth bound).

@@ -1,14 +1,15 @@
-//! `CompactObject`: a Kubernetes object as a shared `CompactValue` tree plus the typed metadata
-//! the machinery reads on every write.
+//! `CompactObject`: a Kubernetes object as a shared `CompactValue` tree plus its label and
+//! annotation maps, typed as the machinery reads them.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::interner::{Interner, HASHER};
-use super::value::{intern_str, CompactMap, CompactValue};
+use super::value::{prune_tables, CompactMap, CompactValue};
 use kcache_core::{Error, Object, OwnerRef};
 
 /// Label and annotation maps, one per distinct interned map node.
@@ -31,13 +32,16 @@ struct StringMap {
 
 /// A Kubernetes object of any kind kept as an immutable, structurally shared JSON tree.
 ///
-/// Everything but the fields the machinery reads all the time (name, namespace,
-/// resourceVersion, uid, labels, annotations, which are also kept typed) lives in a
-/// [`CompactValue`] tree whose strings and subtrees are interned process-wide: objects that are
+/// Everything lives in a [`CompactValue`] tree whose strings and subtrees are interned process-wide: objects that are
 /// alike (the pods of a deployment: same containers, tolerations, volumes, managedFields) store
 /// their common parts once, and identical label maps share one `BTreeMap`. A cache of such
 /// objects keeps less memory per object than the object's JSON, where a decoded typed object
-/// keeps several times more. Cloning is a few reference-count increments.
+/// keeps several times more. Cloning is a few reference-count increments. Name, namespace,
+/// resourceVersion and uid are read from the tree's `metadata` node (checked to be strings when
+/// the object is built), not kept beside it: a cache holds one such struct per object, and
+/// four more pointers to strings the tree already holds would be a third of what it keeps
+/// per object apart from the tree itself. Labels and annotations are kept as the `BTreeMap`s
+/// the [`Object`] trait hands out, one per distinct map.
 ///
 /// Decoding rejects, with an error naming the field, a non-object, a `metadata` that is not an
 /// object, name/namespace/resourceVersion/uid that are not strings, and labels or annotations
@@ -46,10 +50,6 @@ struct StringMap {
 #[derive(Clone, Debug)]
 pub struct CompactObject {
     root: CompactValue,
-    name: Arc<str>,
-    namespace: Option<Arc<str>>,
-    resource_version: Option<Arc<str>>,
-    uid: Option<Arc<str>>,
     labels: Option<Arc<StringMap>>,
     annotations: Option<Arc<StringMap>>,
 }
@@ -65,12 +65,10 @@ impl CompactObject {
             Some(m @ CompactValue::Object(_)) => Some(m),
             Some(_) => return Err(Error::decode("object", "metadata is not an object")),
         };
-        let string = |field: &str| meta_string(meta, field);
+        for field in META_STRINGS {
+            check_string(meta, field)?;
+        }
         Ok(CompactObject {
-            name: string("name")?.unwrap_or_else(|| intern_str("")),
-            namespace: string("namespace")?,
-            resource_version: string("resourceVersion")?,
-            uid: string("uid")?,
             labels: string_map(meta, "labels")?,
             annotations: string_map(meta, "annotations")?,
             root,
@@ -109,23 +107,28 @@ impl CompactObject {
         self.root.same(&other.root)
     }
 
+    /// `metadata.<field>` if it is a string (one of [`META_STRINGS`], checked when built).
+    fn meta_str(&self, field: &str) -> Option<&str> {
+        self.root.get("metadata")?.get(field)?.as_str()
+    }
+
     /// A copy with `metadata.resourceVersion` set to `rv`; everything else is shared.
     pub fn with_resource_version(&self, rv: &str) -> Self {
-        let rv = intern_str(rv);
         let meta = self.root.get("metadata").cloned().unwrap_or_default();
-        let meta = meta.with_member("resourceVersion", CompactValue::String(rv.clone()));
-        CompactObject {
-            root: self.root.with_member("metadata", meta),
-            resource_version: Some(rv),
-            ..self.clone()
-        }
+        let meta = meta.with_member("resourceVersion", CompactValue::string(rv));
+        let mut copy = self.clone();
+        copy.root = self.root.with_member("metadata", meta);
+        copy
     }
 }
 
-fn meta_string(meta: Option<&CompactValue>, field: &str) -> Result<Option<Arc<str>>, Error> {
+/// The `metadata` fields the [`Object`] trait reads as strings.
+const META_STRINGS: [&str; 4] = ["name", "namespace", "resourceVersion", "uid"];
+
+/// Fails unless `metadata.<field>` is a string, null or absent.
+fn check_string(meta: Option<&CompactValue>, field: &str) -> Result<(), Error> {
     match meta.and_then(|m| m.get(field)) {
-        None | Some(CompactValue::Null) => Ok(None),
-        Some(CompactValue::String(s)) => Ok(Some(s.clone())),
+        None | Some(CompactValue::Null | CompactValue::String(_)) => Ok(()),
         Some(_) => Err(Error::decode(
             "object",
             format!("metadata.{field} is not a string"),
@@ -167,18 +170,52 @@ fn string_map(meta: Option<&CompactValue>, field: &str) -> Result<Option<Arc<Str
     )))
 }
 
+/// Roots whose last holder dropped them since every table was last pruned.
+static DEAD_ROOTS: AtomicUsize = AtomicUsize::new(0);
+/// Object nodes the tables held after that prune.
+static NODES_AFTER_PRUNE: AtomicUsize = AtomicUsize::new(0);
+/// Dead roots that always make a prune due: what a dropped cache may leave pinned at most.
+const MIN_DEAD_ROOTS: usize = 64;
+
+/// Counts an object dropped with its root (nothing else holds the root, so its own nodes and
+/// strings die with it) and prunes every interning table once an eighth as many objects died as
+/// the tables held object nodes after the last prune: a shard prunes itself only when it would
+/// grow, so a cache dropped while nothing interns would keep its values' allocations pinned by
+/// their `Weak` entries (10k ConfigMaps: 14 MB of 18). The work is O(entries) per prune, due
+/// after O(entries / 8) deaths.
+impl Drop for CompactObject {
+    fn drop(&mut self) {
+        let CompactValue::Object(root) = &self.root else {
+            return;
+        };
+        if Arc::strong_count(root) > 1 {
+            return;
+        }
+        let dead = DEAD_ROOTS.fetch_add(1, Ordering::Relaxed) + 1;
+        let due = (NODES_AFTER_PRUNE.load(Ordering::Relaxed) / 8).max(MIN_DEAD_ROOTS);
+        if dead >= due
+            && DEAD_ROOTS
+                .compare_exchange(dead, 0, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            STRING_MAPS.prune();
+            NODES_AFTER_PRUNE.store(prune_tables(), Ordering::Relaxed);
+        }
+    }
+}
+
 impl Object for CompactObject {
     fn name(&self) -> &str {
-        &self.name
+        self.meta_str("name").unwrap_or_default()
     }
     fn namespace(&self) -> Option<&str> {
-        self.namespace.as_deref()
+        self.meta_str("namespace")
     }
     fn resource_version(&self) -> Option<&str> {
-        self.resource_version.as_deref()
+        self.meta_str("resourceVersion")
     }
     fn uid(&self) -> Option<&str> {
-        self.uid.as_deref()
+        self.meta_str("uid")
     }
     fn labels(&self) -> Option<&BTreeMap<String, String>> {
         self.labels.as_ref().map(|m| &m.map)

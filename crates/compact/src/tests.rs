@@ -100,6 +100,16 @@ fn implements_object() {
     );
 }
 
+/// A cache keeps one `CompactObject` per object: the tree's root and the two typed maps, not
+/// copies of pointers to strings the tree holds (name, namespace, resourceVersion, uid).
+#[test]
+fn an_object_is_its_tree_and_its_two_maps() {
+    assert_eq!(
+        std::mem::size_of::<CompactObject>(),
+        std::mem::size_of::<CompactValue>() + 2 * std::mem::size_of::<usize>()
+    );
+}
+
 #[test]
 fn path_access_reaches_object_members_and_array_items() {
     let a = compact(&pod("a", "node-1"));
@@ -156,6 +166,9 @@ fn malformed_objects_are_rejected_with_the_field_named() {
     assert!(err("[1]").contains("not a JSON object"));
     assert!(err(r#"{"metadata":3}"#).contains("metadata is not an object"));
     assert!(err(r#"{"metadata":{"name":1}}"#).contains("metadata.name is not a string"));
+    assert!(err(r#"{"metadata":{"namespace":[]}}"#).contains("metadata.namespace is not"));
+    assert!(err(r#"{"metadata":{"resourceVersion":7}}"#).contains("resourceVersion is not"));
+    assert!(err(r#"{"metadata":{"uid":{}}}"#).contains("metadata.uid is not a string"));
     assert!(err(r#"{"metadata":{"labels":{"a":1}}}"#).contains("metadata.labels.a"));
     assert!(err(r#"{"metadata":{"annotations":[]}}"#).contains("metadata.annotations"));
     assert!(err(r#"{"metadata":{"name":"x"}"#).contains("EOF"));
@@ -179,8 +192,12 @@ fn concurrent_decoders_share_one_tree() {
     }
 }
 
+/// The tests that count the process-wide tables' entries, one at a time.
+static COUNTING_ENTRIES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn dropped_objects_do_not_grow_the_interner_without_bound() {
+    let _alone = COUNTING_ENTRIES.lock().unwrap_or_else(|e| e.into_inner());
     // 40 000 distinct objects, 2 000 alive at a time. Other tests in this binary intern a few
     // hundred values concurrently; without pruning this would leave > 120 000 entries.
     for round in 0..20 {
@@ -194,6 +211,22 @@ fn dropped_objects_do_not_grow_the_interner_without_bound() {
         strings + arrays + objects < 60_000,
         "{strings} {arrays} {objects}"
     );
+}
+
+/// Each interning entry is a `Weak`, which keeps a dropped value's allocation: dropping a cache
+/// while nothing else interns must still empty the tables of its values.
+#[test]
+fn dropping_objects_releases_their_interned_values() {
+    let _alone = COUNTING_ENTRIES.lock().unwrap_or_else(|e| e.into_inner());
+    let live: Vec<CompactObject> = (0..20_000)
+        .map(|i| compact(&pod(&format!("dropped-{i}"), "node-1")))
+        .collect();
+    let (strings, _, objects) = interned_entries();
+    assert!(strings + objects > 60_000, "{strings} {objects}");
+    drop(live);
+    // Other tests in this binary intern a few hundred values meanwhile.
+    let (strings, _, objects) = interned_entries();
+    assert!(strings + objects < 20_000, "{strings} {objects}");
 }
 
 #[test]

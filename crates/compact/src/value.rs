@@ -371,6 +371,14 @@ impl From<&CompactValue> for serde_json::Value {
     }
 }
 
+/// Prunes the string, array and object tables now (see [`Interner::prune`]); returns the object
+/// nodes left.
+pub(crate) fn prune_tables() -> usize {
+    STRINGS.prune();
+    ARRAYS.prune();
+    OBJECTS.prune()
+}
+
 #[cfg(test)]
 pub(crate) fn interned_entries() -> (usize, usize, usize) {
     (STRINGS.entries(), ARRAYS.entries(), OBJECTS.entries())
