@@ -315,7 +315,7 @@ fn write_json(path: &Path, value: &Value, port: &str) -> Result<(), String> {
 
 /// Writes `bytes` gzipped (no file name or time in the header, so the same input gives the
 /// same file).
-fn write_gzip(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write_gzip(path: &Path, bytes: &[u8]) -> Result<(), String> {
     use std::io::Write as _;
     let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
     gz.write_all(bytes)

@@ -31,6 +31,7 @@ mod import_cycles;
 mod integration_kind;
 mod kind;
 mod msrv;
+mod protobuf_schema;
 mod publish;
 mod report;
 mod soak;
@@ -48,9 +49,10 @@ fn main() -> ExitCode {
         Some("soak") => soak::run(&args[1..]).map_err(Failure::from),
         Some("discovery-snapshot") => discovery_snapshot::run(&args[1..]).map_err(Failure::from),
         Some("fuzz") => fuzz::run(&args[1..]),
+        Some("protobuf-schema") => protobuf_schema::run(&args[1..]).map_err(Failure::from),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection | sharding] [SEEDS] | discovery-snapshot [--out DIR] | fuzz [--seconds N] [TARGET...]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection | sharding] [SEEDS] | discovery-snapshot [--out DIR] | protobuf-schema [--src DIR] [--out FILE] | fuzz [--seconds N] [TARGET...]"
             );
             return ExitCode::from(2);
         }

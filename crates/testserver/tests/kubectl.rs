@@ -284,3 +284,75 @@ async fn kubectl_validates_manifests_against_openapi_v2() {
     let created = k.run(&["create", "-f", file.to_str().unwrap(), "--validate=false"]);
     assert!(created.contains("configmap/junk created"), "{created}");
 }
+
+// kubectl's typed commands send protobuf bodies (`create namespace`, `create configmap`,
+// `create deployment`, `auth can-i --list`): the server reads them as the JSON the same
+// client would have sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_typed_commands_send_protobuf_the_server_reads() {
+    let Some(bin) = kubectl_path() else {
+        return skip_unless_ci(
+            "kubectl_typed_commands_send_protobuf_the_server_reads",
+            "no kubectl on PATH",
+        );
+    };
+    let c = cluster().await;
+    let home = tempfile::tempdir().unwrap();
+    let ns = format!("kubectl-proto-{}", std::process::id());
+    let k = Kubectl {
+        bin: &bin,
+        kubeconfig: c.kubeconfig_path(),
+        home: home.path(),
+        ns: &ns,
+    };
+    assert!(k.run(&["create", "namespace", &ns]).contains("created"));
+    let cm = k.run(&[
+        "create",
+        "configmap",
+        "cfg",
+        "--from-literal=a=b",
+        "-o",
+        "json",
+    ]);
+    let cm: serde_json::Value = serde_json::from_str(&cm).unwrap();
+    assert_eq!(cm["data"], serde_json::json!({"a": "b"}));
+    assert_eq!(cm["metadata"]["namespace"], ns.as_str());
+    let d = k.run(&[
+        "create",
+        "deployment",
+        "web",
+        "--image=nginx",
+        "--replicas=2",
+        "-o",
+        "json",
+    ]);
+    let d: serde_json::Value = serde_json::from_str(&d).unwrap();
+    assert_eq!(d["spec"]["replicas"], 2);
+    assert_eq!(d["spec"]["selector"]["matchLabels"]["app"], "web");
+    assert_eq!(
+        d["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx"
+    );
+    let svc = k.run(&[
+        "create",
+        "service",
+        "clusterip",
+        "svc",
+        "--tcp=80:8080",
+        "-o",
+        "json",
+    ]);
+    let svc: serde_json::Value = serde_json::from_str(&svc).unwrap();
+    assert_eq!(
+        svc["spec"]["ports"][0]["targetPort"], 8080,
+        "an IntOrString read as a number"
+    );
+    let rules = k.run(&["auth", "can-i", "--list"]);
+    assert!(rules.contains("Resources"), "{rules}");
+    let deleted = c
+        .client()
+        .delete(&format!("/api/v1/namespaces/{ns}"))
+        .await
+        .unwrap();
+    assert_eq!(deleted.status, 200, "{}", deleted.body);
+}

@@ -24,6 +24,7 @@ mod write;
 
 use std::sync::Arc;
 
+pub(crate) use openapi_schemas::gunzip_json;
 pub(crate) use write::create_stored;
 
 use bytes::Bytes;

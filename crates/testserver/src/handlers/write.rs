@@ -11,6 +11,7 @@ use super::{services, Target};
 use crate::fieldmanager::record_update;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
+use crate::http::protobuf_body;
 use crate::http::responses::{json_response, ApiError, ApiResult};
 use crate::resources::{conversion, crd_schema, hpa_versions, ResourceInfo};
 use crate::state::ServerState;
@@ -27,11 +28,20 @@ const IMMUTABLE_META: [&str; 7] = [
     "generation",
 ];
 
-/// Parses a request body as a JSON object (400 otherwise).
+/// Parses a request body as a JSON object, or a protobuf-encoded one as the JSON the client
+/// would have sent (400 otherwise).
 pub(crate) fn parse_object(body: &[u8]) -> Result<Value, ApiError> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        ApiError::bad_request(format!("the body of the request is not valid JSON: {e}"))
-    })?;
+    let v: Value = if protobuf_body::is_protobuf(body) {
+        protobuf_body::to_json(body).map_err(|e| {
+            ApiError::bad_request(format!(
+                "the protobuf body of the request cannot be read: {e}"
+            ))
+        })?
+    } else {
+        serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("the body of the request is not valid JSON: {e}"))
+        })?
+    };
     if !v.is_object() {
         return Err(ApiError::bad_request(
             "the body of the request must be a JSON object",

@@ -9,6 +9,7 @@ pub(crate) mod compress;
 pub(crate) mod faults;
 pub(crate) mod listener;
 pub(crate) mod negotiation;
+pub(crate) mod protobuf_body;
 pub(crate) mod query;
 pub(crate) mod responses;
 pub(crate) mod router;
