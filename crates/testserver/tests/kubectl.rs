@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::*;
@@ -20,20 +20,37 @@ fn kubectl_path() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-struct Kubectl<'a> {
-    bin: &'a Path,
-    kubeconfig: &'a Path,
-    home: &'a Path,
-    ns: &'a str,
+/// kubectl against one cluster, in namespace `ns`, with a home of its own (its cache).
+struct Kubectl {
+    bin: PathBuf,
+    kubeconfig: PathBuf,
+    home: tempfile::TempDir,
+    ns: String,
 }
 
-impl Kubectl<'_> {
+impl Kubectl {
+    /// kubectl for `c`, or `None` after printing why `case` is skipped (a failure under CI).
+    fn for_cluster(c: &kcache_testing::TestCluster, ns: &str, case: &str) -> Option<Kubectl> {
+        let Some(bin) = kubectl_path() else {
+            skip_unless_ci(case, "no kubectl on PATH");
+            return None;
+        };
+        Some(Kubectl {
+            bin,
+            kubeconfig: c.kubeconfig_path().to_path_buf(),
+            home: tempfile::tempdir().unwrap(),
+            ns: ns.to_string(),
+        })
+    }
+}
+
+impl Kubectl {
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(self.bin);
+        let mut c = Command::new(&self.bin);
         c.args(args)
-            .args(["-n", self.ns])
-            .env("KUBECONFIG", self.kubeconfig)
-            .env("HOME", self.home);
+            .args(["-n", &self.ns])
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env("HOME", self.home.path());
         c
     }
 
@@ -52,17 +69,10 @@ impl Kubectl<'_> {
 // kubectl runs as a blocking child process: a second worker keeps the embedded server serving.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_works_against_the_cluster() {
-    let Some(bin) = kubectl_path() else {
-        return skip_unless_ci("kubectl_works_against_the_cluster", "no kubectl on PATH");
-    };
     let c = cluster().await;
     let ns = c.create_namespace("kubectl").await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        bin: &bin,
-        kubeconfig: c.kubeconfig_path(),
-        home: home.path(),
-        ns: &ns,
+    let Some(k) = Kubectl::for_cluster(&c, &ns, "kubectl_works_against_the_cluster") else {
+        return;
     };
 
     // A bounded `get -w`: read its lines on a thread, stop it once the last change shows up.
@@ -80,7 +90,7 @@ async fn kubectl_works_against_the_cluster() {
         }
     });
 
-    let file = home.path().join("cm.yaml");
+    let file = k.home.path().join("cm.yaml");
     std::fs::write(
         &file,
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-file\ndata:\n  a: \"1\"\n",
@@ -167,19 +177,10 @@ async fn kubectl_works_against_the_cluster() {
 // `/openapi/v2` on 1.20.2): the same fields either way.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_explain_describes_built_in_kinds() {
-    let Some(bin) = kubectl_path() else {
-        return skip_unless_ci(
-            "kubectl_explain_describes_built_in_kinds",
-            "no kubectl on PATH",
-        );
-    };
     let c = cluster().await;
-    let home = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        bin: &bin,
-        kubeconfig: c.kubeconfig_path(),
-        home: home.path(),
-        ns: "default",
+    let Some(k) = Kubectl::for_cluster(&c, "default", "kubectl_explain_describes_built_in_kinds")
+    else {
+        return;
     };
     let spec = k.run(&["explain", "service.spec"]);
     for field in ["clusterIP", "sessionAffinity", "ports", "selector"] {
@@ -193,22 +194,13 @@ async fn kubectl_explain_describes_built_in_kinds() {
 // `/openapi/v2` on 1.20.2, which publishes the CRD a moment after it is created).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_explain_describes_custom_resources() {
-    let Some(bin) = kubectl_path() else {
-        return skip_unless_ci(
-            "kubectl_explain_describes_custom_resources",
-            "no kubectl on PATH",
-        );
-    };
     let c = cluster().await;
     let group = "explain.kcache.dev";
     let r = c.client().post(CRDS, &crd(group)).await.unwrap();
     assert_eq!(r.status, 201, "{}", r.body);
-    let home = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        bin: &bin,
-        kubeconfig: c.kubeconfig_path(),
-        home: home.path(),
-        ns: "default",
+    let Some(k) = Kubectl::for_cluster(&c, "default", "kubectl_explain_describes_custom_resources")
+    else {
+        return;
     };
     let version = format!("--api-version={group}/v1");
     let mut spec = String::new();
@@ -242,22 +234,13 @@ async fn kubectl_explain_describes_custom_resources() {
 // anything is sent, with the same words on both servers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_validates_manifests_against_openapi_v2() {
-    let Some(bin) = kubectl_path() else {
-        return skip_unless_ci(
-            "kubectl_validates_manifests_against_openapi_v2",
-            "no kubectl on PATH",
-        );
-    };
     let c = cluster().await;
     let ns = c.create_namespace("kubectl-validate").await.unwrap();
-    let home = tempfile::tempdir().unwrap();
-    let k = Kubectl {
-        bin: &bin,
-        kubeconfig: c.kubeconfig_path(),
-        home: home.path(),
-        ns: &ns,
+    let Some(k) = Kubectl::for_cluster(&c, &ns, "kubectl_validates_manifests_against_openapi_v2")
+    else {
+        return;
     };
-    let file = home.path().join("cm.json");
+    let file = k.home.path().join("cm.json");
     std::fs::write(
         &file,
         r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "junk"}, "data": {"a": "b"}, "junk": 1}"#,
@@ -290,20 +273,11 @@ async fn kubectl_validates_manifests_against_openapi_v2() {
 // client would have sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubectl_typed_commands_send_protobuf_the_server_reads() {
-    let Some(bin) = kubectl_path() else {
-        return skip_unless_ci(
-            "kubectl_typed_commands_send_protobuf_the_server_reads",
-            "no kubectl on PATH",
-        );
-    };
     let c = cluster().await;
-    let home = tempfile::tempdir().unwrap();
     let ns = format!("kubectl-proto-{}", std::process::id());
-    let k = Kubectl {
-        bin: &bin,
-        kubeconfig: c.kubeconfig_path(),
-        home: home.path(),
-        ns: &ns,
+    let case = "kubectl_typed_commands_send_protobuf_the_server_reads";
+    let Some(k) = Kubectl::for_cluster(&c, &ns, case) else {
+        return;
     };
     assert!(k.run(&["create", "namespace", &ns]).contains("created"));
     let cm = k.run(&[
