@@ -25,3 +25,4 @@ mod scale;
 mod seeding;
 mod shard_selector;
 mod wire;
+mod workload_defaults;

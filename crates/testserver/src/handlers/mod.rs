@@ -20,6 +20,7 @@ mod token;
 mod validation;
 mod views;
 mod watch;
+mod workload_defaults;
 mod write;
 
 use std::sync::Arc;

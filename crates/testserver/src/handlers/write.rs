@@ -7,7 +7,7 @@ use http::StatusCode;
 use kcache_core::{Status, StatusCause};
 use serde_json::{json, Value};
 
-use super::{services, Target};
+use super::{services, workload_defaults, Target};
 use crate::fieldmanager::record_update;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
@@ -128,7 +128,11 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
     let m = obj.as_object_mut().expect("checked to be an object");
     match (res.api.group.as_str(), res.api.plural.as_str()) {
         ("", "pods") => {
-            m.insert("status".into(), json!({"phase": "Pending"}));
+            let qos = workload_defaults::qos_class(m.get("spec").unwrap_or(&Value::Null));
+            m.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": qos}),
+            );
         }
         ("", "namespaces") => {
             m.insert("spec".into(), json!({"finalizers": ["kubernetes"]}));
@@ -159,6 +163,20 @@ fn initial_status(res: &ResourceInfo, obj: &mut Value) {
         ("autoscaling", "horizontalpodautoscalers") => {
             m.insert("status".into(), hpa_versions::zero_status());
         }
+        // The status structs Go writes even before a controller filled them.
+        ("apps", "deployments") | ("batch", "jobs") | ("batch", "cronjobs") => {
+            m.insert("status".into(), json!({}));
+        }
+        ("apps", "replicasets") | ("apps", "statefulsets") => {
+            m.insert("status".into(), json!({"replicas": 0}));
+        }
+        ("apps", "daemonsets") => {
+            m.insert(
+                "status".into(),
+                json!({"currentNumberScheduled": 0, "desiredNumberScheduled": 0,
+                       "numberMisscheduled": 0, "numberReady": 0}),
+            );
+        }
         _ if res.subresources.status => {
             m.remove("status");
         }
@@ -183,6 +201,7 @@ pub(crate) fn create_stored(
     if services::is_service(res) {
         services::set_defaults(&mut obj);
     }
+    workload_defaults::apply(res, &mut obj);
     if obj["metadata"]["resourceVersion"]
         .as_str()
         .is_some_and(|rv| !rv.is_empty())
@@ -236,6 +255,7 @@ pub(crate) fn create_stored(
         }
     }
     initial_status(res, &mut obj);
+    workload_defaults::prepare_create(res, &mut obj);
     if services::is_service(res) {
         services::allocate_on_create(state, res, &mut obj)?;
     }
@@ -346,6 +366,9 @@ pub(crate) fn update_stored(
         let mut incoming = conversion::to_storage(res, incoming);
         if services::is_service(res) && !status_only {
             services::set_defaults(&mut incoming);
+        }
+        if !status_only {
+            workload_defaults::apply(res, &mut incoming);
         }
         if explicit {
             let rv = incoming["metadata"]["resourceVersion"]
