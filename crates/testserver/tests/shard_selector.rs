@@ -166,3 +166,32 @@ async fn a_malformed_shard_selector_is_a_bad_request() {
         );
     }
 }
+
+/// With `ShardedListAndWatch` off the embedded server behaves as a server before 1.36: the
+/// parameter is ignored, every object is listed and nothing is echoed.
+#[tokio::test]
+async fn with_the_gate_off_the_selector_is_ignored_and_not_echoed() {
+    let config = kcache_testserver::ServerConfig {
+        sharded_list_and_watch: false,
+        ..kcache_testserver::ServerConfig::default()
+    };
+    let c = kcache_testing::TestCluster::start_with(config)
+        .await
+        .unwrap();
+    if c.is_real() {
+        return;
+    }
+    let ns = c.create_namespace("shards-off").await.unwrap();
+    for i in 0..8 {
+        create_cm(&c, &ns, &format!("cm-{i}"), json!({})).await;
+    }
+    let sel = &halves()[0];
+    let r = c
+        .client()
+        .get(&format!("{}?{}", cms(&ns), query(sel)))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(names(&r.body).len(), 8, "unfiltered");
+    assert!(r.body["metadata"].get("shardInfo").is_none(), "{}", r.body);
+}
