@@ -129,6 +129,19 @@ pub fn live_shards(shards: &[ShardState], now: SystemTime) -> Vec<String> {
     live
 }
 
+/// The live shards a sharder's previous pass saw: a pass acts only once they are unchanged, as
+/// replicas of a rollout start moments apart and a pass between their Leases would assign
+/// everything to the first and then move most of it away.
+#[derive(Debug, Default)]
+pub(crate) struct Settling(parking_lot::Mutex<Option<Vec<String>>>);
+
+impl Settling {
+    /// Records `live`; whether the previous pass saw the same shards.
+    pub(crate) fn settled(&self, live: &[String]) -> bool {
+        self.0.lock().replace(live.to_vec()).as_deref() == Some(live)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

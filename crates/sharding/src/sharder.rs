@@ -18,13 +18,9 @@
 //! child gets the owner's shard label directly, without a drain of its own; children of
 //! no sharded owner are left alone.
 //!
-//! A shard that is gone cannot acknowledge. The sharder then takes over its Lease, with the
-//! leader-election rules: once it has seen the Lease unchanged for the lease duration on its own
-//! clock (its Lease informer's events date each version; or released), it writes itself as holder, conditional on that version. The shard's work
-//! had stopped `lease_duration - renew_deadline` before that, and a shard coming back sees the
-//! sharder holding its Lease and waits a lease duration before it acts; the sharder reassigns the
-//! gone shard's objects directly only until `renew_deadline` after it sent the take-over, and
-//! drains them again after that.
+//! A shard that is gone cannot acknowledge. The sharder then takes over its Lease
+//! ([`Takeover`]); it reassigns the gone shard's objects directly only until `renew_deadline`
+//! after it sent the take-over, and drains them again after that.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,21 +28,18 @@ use std::time::{Duration, SystemTime};
 
 use futures_util::{stream, StreamExt};
 use kcache_core::{DynamicObject, Error, Object};
-use kcache_leaderelection::{
-    CancellationToken, LeaderElectionRecord, Lease, LeaseClient, LeaseLock,
-};
+use kcache_leaderelection::CancellationToken;
 use kcache_transport::{Api, Client, Patch, PatchParams};
-use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
-use tokio::time::Instant;
 
 use crate::conventions::Ring;
 use crate::key::kind_key;
 use crate::lease_informer::LeaseInformer;
-use crate::membership::{live_shards, ShardState};
+use crate::membership::{live_shards, Settling};
 use crate::object_informer::ObjectInformers;
 use crate::ring::HashRing;
 use crate::sharded_kind::{own_key, ShardedKind};
+use crate::takeover::Takeover;
 
 /// Timing the sharder shares with the shards' Leases.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +66,7 @@ enum Write {
 
 /// How soon a pass follows one that found the membership changed: replicas started together
 /// have all joined by then.
-const SETTLE: Duration = Duration::from_millis(500);
+pub(crate) const SETTLE: Duration = Duration::from_millis(500);
 
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -92,10 +85,10 @@ pub(crate) struct Sharder {
     /// The replica's Lease informer: the shards, when each Lease last changed, and a wake-up on
     /// membership changes.
     leases: Arc<LeaseInformer>,
-    /// Shards whose Lease this sharder holds, until when it may move their objects directly.
-    held: Mutex<HashMap<String, Instant>>,
+    /// Take-overs of gone shards' Leases, and until when it may move their objects directly.
+    takeover: Takeover,
     /// The live shards of the previous pass.
-    last_live: Mutex<Option<Vec<String>>>,
+    last_live: Settling,
 }
 
 impl Sharder {
@@ -107,6 +100,13 @@ impl Sharder {
         timing: Timing,
         leases: Arc<LeaseInformer>,
     ) -> Self {
+        let takeover = Takeover::new(
+            client.clone(),
+            ring.clone(),
+            identity.clone(),
+            timing,
+            leases.clone(),
+        );
         Sharder {
             client,
             ring,
@@ -114,8 +114,8 @@ impl Sharder {
             kinds,
             timing,
             leases,
-            held: Mutex::new(HashMap::new()),
-            last_live: Mutex::new(None),
+            takeover,
+            last_live: Settling::default(),
         }
     }
 
@@ -178,7 +178,7 @@ impl Sharder {
         let shards = self.leases.shards();
         let live = live_shards(&shards, SystemTime::now());
         let mut pass = Pass::default();
-        if self.last_live.lock().replace(live.clone()).as_ref() != Some(&live) {
+        if !self.last_live.settled(&live) {
             return Ok(None);
         }
         if live.is_empty() {
@@ -216,7 +216,7 @@ impl Sharder {
                         let may = match movable.get(&from) {
                             Some(&may) => may,
                             None => {
-                                let may = self.may_move(&from, &shards).await?;
+                                let may = self.takeover.may_move(&from, &shards).await?;
                                 movable.insert(from.clone(), may);
                                 may
                             }
@@ -315,7 +315,7 @@ impl Sharder {
         write: Write,
     ) -> Result<(Write, Option<String>), Error> {
         let write = match write {
-            Write::Move { from, .. } if !self.holds(&from) => Write::Drain(from),
+            Write::Move { from, .. } if !self.takeover.holds(&from) => Write::Drain(from),
             other => other,
         };
         let rv = match &write {
@@ -360,75 +360,6 @@ impl Sharder {
             .await?;
         Ok(written.resource_version().map(str::to_string))
     }
-
-    /// Whether the objects of `shard` may be reassigned without its acknowledgement now: the
-    /// sharder holds the shard's Lease (taking it over if it is gone).
-    async fn may_move(&self, shard: &str, shards: &[ShardState]) -> Result<bool, Error> {
-        if self.holds(shard) {
-            return Ok(true);
-        }
-        let lock = LeaseLock::new(self.client.clone(), self.ring.lease_namespace(), shard)
-            .with_labels(self.ring.lease_labels());
-        let Some(state) = shards.iter().find(|s| s.name == shard) else {
-            // No Lease at all: create it held by the sharder, so the shard cannot appear unseen.
-            let sent = Instant::now();
-            return match lock.create(&self.record(0)).await {
-                Ok(_) => Ok(self.hold(shard, sent)),
-                Err(e) if e.is_conflict() => Ok(false),
-                Err(e) => Err(e),
-            };
-        };
-        let holder = &state.record.holder_identity;
-        let waited = self.leases.unchanged_for(shard, &state.resource_version);
-        let duration = self
-            .timing
-            .lease_duration
-            .max(state.record.lease_duration());
-        let gone = holder.is_empty() || waited.is_some_and(|w| w >= duration);
-        if !gone {
-            return Ok(false);
-        }
-        let sent = Instant::now();
-        let takeover = Lease {
-            resource_version: state.resource_version.clone(),
-            record: self.record(state.record.leader_transitions.saturating_add(1)),
-        };
-        // A LeaseLock updates from the copy it last read; this one read nothing, so it writes a
-        // fresh Lease (with the ring's label) conditional on the version listed.
-        match lock.update(&takeover).await {
-            Ok(_) => {
-                tracing::info!(ring = %self.ring.name(), %shard, "took over a gone shard's lease");
-                Ok(self.hold(shard, sent))
-            }
-            Err(e) if e.is_conflict() => Ok(false),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Whether the sharder may still move `shard`'s objects directly.
-    fn holds(&self, shard: &str) -> bool {
-        self.held
-            .lock()
-            .get(shard)
-            .is_some_and(|&until| Instant::now() < until)
-    }
-
-    fn hold(&self, shard: &str, sent: Instant) -> bool {
-        let until = sent + self.timing.renew_deadline;
-        self.held.lock().insert(shard.to_string(), until);
-        Instant::now() < until
-    }
-
-    fn record(&self, transitions: u32) -> LeaderElectionRecord {
-        let now = SystemTime::now();
-        LeaderElectionRecord {
-            holder_identity: self.identity.clone(),
-            lease_duration_seconds: self.timing.lease_duration.as_secs_f64().ceil().max(1.0) as u32,
-            acquire_time: Some(now),
-            renew_time: Some(now),
-            leader_transitions: transitions,
-        }
-    }
 }
 
 /// Whether resourceVersion `a` is later than `b`, read as the decimal counters the API server
@@ -444,6 +375,7 @@ mod tests {
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use kcache_core::{ApiResource, ListParams, Resource};
+    use kcache_leaderelection::{LeaderElectionRecord, LeaseClient, LeaseLock};
     use kcache_testing::TestCluster;
     use kcache_transport::{Config, PostParams};
 

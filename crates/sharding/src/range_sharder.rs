@@ -1,0 +1,219 @@
+//! Range mode's sharder: deals the hash-space slices ([`crate::ranges`]) to the live shards by
+//! writing each shard's ranges on its Lease, and moves a slice only through a handover that
+//! never lets two shards act on it. One replica runs it at a time (elected by
+//! [`Sharding`](crate::Sharding)); no object is ever written.
+//!
+//! Each pass lists the ring's Leases (a fresh read: the decisions below must not rest on a
+//! cache behind the sharder's own writes) and, once the live shards are the ones the previous
+//! pass saw, does:
+//!
+//! - **gone shards**: a Lease whose shard is not live still *claims* its ranges, since the shard
+//!   could come back and run them. If its shard still holds it (expired, killed), the sharder
+//!   takes it over ([`Takeover`], which writes the Lease afresh, without ranges); if it was
+//!   released or taken over, the sharder clears its ranges, conditional on the version it read
+//!   (a shard that re-acquired it in between keeps them).
+//! - **live shards**: the new deal is computed from the current one; a shard whose latest
+//!   assignment is acknowledged gets one new generation that drops the slices it loses (named in
+//!   `releasing`) and adds the slices it gains that no other Lease claims. A Lease claims its
+//!   ranges, and while its shard holds it without having acknowledged, also its releasing
+//!   ones: the shard may still run its previous generation. So a slice reaches its new shard
+//!   only after the old one acknowledged a generation without it, which it does only after
+//!   that generation's predecessor's work stopped.
+//!
+//! Like label mode, this relies on one sharder at a time (its election) and on a shard
+//! stopping its work within the renew deadline once it cannot renew.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use kcache_core::selector::ShardField;
+use kcache_core::{Error, ListParams};
+use kcache_leaderelection::CancellationToken;
+use kcache_transport::Client;
+
+use crate::conventions::Ring;
+use crate::lease_informer::LeaseInformer;
+use crate::membership::{live_shards, Settling, ShardState};
+use crate::range_lease::{annotate, assignment, lease_api, RangeAssignment};
+use crate::ranges::{deal, selector_of, Slices};
+use crate::sharder::{Timing, SETTLE};
+use crate::takeover::Takeover;
+
+/// What one range pass did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RangePass {
+    /// Gone shards' Leases taken over.
+    pub taken_over: usize,
+    /// Released Leases whose ranges were cleared.
+    pub cleared: usize,
+    /// Live shards given a new generation.
+    pub reassigned: usize,
+}
+
+pub(crate) struct RangeSharder {
+    client: Client,
+    ring: Ring,
+    identity: String,
+    field: ShardField,
+    timing: Timing,
+    leases: Arc<LeaseInformer>,
+    takeover: Takeover,
+    last_live: Settling,
+}
+
+/// One listed shard Lease: its membership and its ranges.
+struct Listed {
+    state: ShardState,
+    assignment: RangeAssignment,
+}
+
+impl Listed {
+    /// The slices its shard may act on now or may be given back: its ranges, and while it holds
+    /// its Lease without having acknowledged, what the latest generation took away.
+    fn claims(&self) -> Slices {
+        let mut claims = self.assignment.slices();
+        if self.state.record.holder_identity == self.state.name
+            && !self.assignment.is_acknowledged()
+        {
+            claims.extend(self.assignment.releasing_slices());
+        }
+        claims
+    }
+}
+
+impl RangeSharder {
+    pub(crate) fn new(
+        client: Client,
+        ring: Ring,
+        identity: String,
+        field: ShardField,
+        timing: Timing,
+        leases: Arc<LeaseInformer>,
+    ) -> Self {
+        let takeover = Takeover::new(
+            client.clone(),
+            ring.clone(),
+            identity.clone(),
+            timing,
+            leases.clone(),
+        );
+        RangeSharder {
+            client,
+            ring,
+            identity,
+            field,
+            timing,
+            leases,
+            takeover,
+            last_live: Settling::default(),
+        }
+    }
+
+    /// Passes every sync period and whenever a Lease's holder or annotations change (a join, a
+    /// leave, an acknowledgement), until `stop` fires.
+    pub(crate) async fn run(&self, stop: CancellationToken) {
+        tracing::info!(ring = %self.ring.name(), sharder = %self.identity, "range sharder started");
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = self.leases.wait_for_sync() => {}
+        }
+        while !stop.is_cancelled() {
+            let wait = match self.pass().await {
+                Ok(Some(p)) => {
+                    if p != RangePass::default() {
+                        tracing::debug!(ring = %self.ring.name(), ?p, "range sharder pass");
+                    }
+                    self.timing.sync_period
+                }
+                Ok(None) => SETTLE.min(self.timing.sync_period),
+                Err(e) => {
+                    tracing::warn!(ring = %self.ring.name(), "range sharder pass failed: {e}");
+                    self.timing.sync_period
+                }
+            };
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = tokio::time::sleep(wait) => {}
+                _ = self.leases.changed() => {}
+            }
+        }
+    }
+
+    /// One pass (module docs). `None`: the live shards changed since the previous pass.
+    pub(crate) async fn pass(&self) -> Result<Option<RangePass>, Error> {
+        let api = lease_api(&self.client, self.ring.lease_namespace());
+        let params = ListParams {
+            label_selector: Some(self.ring.lease_selector()),
+            ..ListParams::default()
+        };
+        let mut listed = Vec::new();
+        for obj in &api.list(&params).await?.items {
+            listed.push(Listed {
+                state: ShardState::from_object(obj)?,
+                assignment: RangeAssignment::from_lease(obj)?,
+            });
+        }
+        let states: Vec<ShardState> = listed.iter().map(|l| l.state.clone()).collect();
+        let live = live_shards(&states, SystemTime::now());
+        if !self.last_live.settled(&live) {
+            return Ok(None);
+        }
+        let mut pass = RangePass::default();
+        for gone in listed.iter().filter(|l| !live.contains(&l.state.name)) {
+            if gone.claims().is_empty() {
+                continue;
+            }
+            let (name, a) = (&gone.state.name, &gone.assignment);
+            if gone.state.record.holder_identity == *name {
+                if self.takeover.may_move(name, &states).await? {
+                    pass.taken_over += 1;
+                }
+                continue;
+            }
+            let cleared = assignment(a.generation + 1, &Default::default(), &Default::default());
+            match annotate(&api, name, cleared, Some(&a.resource_version)).await {
+                Ok(_) => pass.cleared += 1,
+                Err(e) if e.is_conflict() || e.is_not_found() => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let current: BTreeMap<String, Slices> = listed
+            .iter()
+            .filter(|l| live.contains(&l.state.name))
+            .map(|l| (l.state.name.clone(), l.assignment.slices()))
+            .collect();
+        let target = deal(&current, &live);
+        let claims: Vec<(&str, Slices)> = listed
+            .iter()
+            .map(|l| (l.state.name.as_str(), l.claims()))
+            .collect();
+        for l in listed.iter().filter(|l| live.contains(&l.state.name)) {
+            let (name, a) = (&l.state.name, &l.assignment);
+            if !a.is_acknowledged() {
+                continue;
+            }
+            let have = a.slices();
+            let want = &target[name];
+            let release: Slices = have.difference(want).copied().collect();
+            let grant = want.difference(&have).copied().filter(|s| {
+                claims
+                    .iter()
+                    .all(|(other, c)| *other == name.as_str() || !c.contains(s))
+            });
+            let mut next: Slices = have.intersection(want).copied().collect();
+            next.extend(grant);
+            if next == have {
+                continue;
+            }
+            let write = assignment(
+                a.generation + 1,
+                &selector_of(self.field, &next),
+                &selector_of(self.field, &release),
+            );
+            annotate(&api, name, write, None).await?;
+            pass.reassigned += 1;
+        }
+        Ok(Some(pass))
+    }
+}
