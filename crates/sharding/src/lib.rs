@@ -27,8 +27,8 @@ pub use key::{object_key, KeyFn, ShardKey};
 pub use membership::{list_shards, live_shards, ShardLease, ShardState};
 pub use mode::Mode;
 pub use range_lease::{
-    RangeAssignment, ACKNOWLEDGED_ANNOTATION, GENERATION_ANNOTATION, RANGES_ANNOTATION,
-    RELEASING_ANNOTATION,
+    list_range_assignments, RangeAssignment, ACKNOWLEDGED_ANNOTATION, GENERATION_ANNOTATION,
+    RANGES_ANNOTATION, RELEASING_ANNOTATION,
 };
 pub use ranges::RANGE_SLICES;
 pub use ring::{HashRing, DEFAULT_VIRTUAL_NODES};

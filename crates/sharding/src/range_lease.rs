@@ -14,6 +14,8 @@ use kcache_core::{DynamicObject, Error, Object};
 use kcache_transport::{Api, Client, Patch, PatchParams};
 use serde_json::{json, Map, Value};
 
+use crate::conventions::Ring;
+use crate::membership::{list_lease_objects, ShardState};
 use crate::ranges::{slices_of, Slices};
 
 /// The ranges the sharder assigned to the shard: a canonical KEP-5866 `shardSelector`.
@@ -84,6 +86,23 @@ impl RangeAssignment {
     pub(crate) fn releasing_slices(&self) -> Slices {
         slices_of(&self.releasing)
     }
+}
+
+/// Every shard Lease of `ring` (live or not) with its range assignment, listed (range mode).
+pub async fn list_range_assignments(
+    client: &Client,
+    ring: &Ring,
+) -> Result<Vec<(ShardState, RangeAssignment)>, Error> {
+    let leases = list_lease_objects(client, ring).await?;
+    leases
+        .iter()
+        .map(|obj| {
+            Ok((
+                ShardState::from_object(obj)?,
+                RangeAssignment::from_lease(obj)?,
+            ))
+        })
+        .collect()
 }
 
 /// The shard Leases of a ring, for reading and writing their annotations.

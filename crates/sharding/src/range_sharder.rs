@@ -28,14 +28,16 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use kcache_core::selector::ShardField;
-use kcache_core::{Error, ListParams};
+use kcache_core::Error;
 use kcache_leaderelection::CancellationToken;
 use kcache_transport::Client;
 
 use crate::conventions::Ring;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::{live_shards, Settling, ShardState};
-use crate::range_lease::{annotate, assignment, lease_api, RangeAssignment};
+use crate::range_lease::{
+    annotate, assignment, lease_api, list_range_assignments, RangeAssignment,
+};
 use crate::ranges::{deal, selector_of, Slices};
 use crate::sharder::{Timing, SETTLE};
 use crate::takeover::Takeover;
@@ -119,7 +121,7 @@ impl RangeSharder {
             _ = self.leases.wait_for_sync() => {}
         }
         while !stop.is_cancelled() {
-            let wait = match self.pass().await {
+            let wait = match self.pass(&stop).await {
                 Ok(Some(p)) => {
                     if p != RangePass::default() {
                         tracing::debug!(ring = %self.ring.name(), ?p, "range sharder pass");
@@ -140,20 +142,15 @@ impl RangeSharder {
         }
     }
 
-    /// One pass (module docs). `None`: the live shards changed since the previous pass.
-    pub(crate) async fn pass(&self) -> Result<Option<RangePass>, Error> {
+    /// One pass (module docs), which stops writing once `stop` fired (the sharder was deposed).
+    /// `None`: the live shards changed since the previous pass.
+    pub(crate) async fn pass(&self, stop: &CancellationToken) -> Result<Option<RangePass>, Error> {
         let api = lease_api(&self.client, self.ring.lease_namespace());
-        let params = ListParams {
-            label_selector: Some(self.ring.lease_selector()),
-            ..ListParams::default()
-        };
-        let mut listed = Vec::new();
-        for obj in &api.list(&params).await?.items {
-            listed.push(Listed {
-                state: ShardState::from_object(obj)?,
-                assignment: RangeAssignment::from_lease(obj)?,
-            });
-        }
+        let listed: Vec<Listed> = list_range_assignments(&self.client, &self.ring)
+            .await?
+            .into_iter()
+            .map(|(state, assignment)| Listed { state, assignment })
+            .collect();
         let states: Vec<ShardState> = listed.iter().map(|l| l.state.clone()).collect();
         let live = live_shards(&states, SystemTime::now());
         if !self.last_live.settled(&live) {
@@ -161,7 +158,7 @@ impl RangeSharder {
         }
         let mut pass = RangePass::default();
         for gone in listed.iter().filter(|l| !live.contains(&l.state.name)) {
-            if gone.claims().is_empty() {
+            if gone.claims().is_empty() || stop.is_cancelled() {
                 continue;
             }
             let (name, a) = (&gone.state.name, &gone.assignment);
@@ -190,7 +187,7 @@ impl RangeSharder {
             .collect();
         for l in listed.iter().filter(|l| live.contains(&l.state.name)) {
             let (name, a) = (&l.state.name, &l.assignment);
-            if !a.is_acknowledged() {
+            if !a.is_acknowledged() || stop.is_cancelled() {
                 continue;
             }
             let have = a.slices();

@@ -17,9 +17,12 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kcache_core::selector::{ShardField, ShardRange, ShardSelector};
-use kcache_core::{DynamicObject, ListParams, Object};
+use kcache_core::Object;
 use kcache_leaderelection::CancellationToken;
-use kcache_sharding::{Mode, RangeAssignment, Ring, Shard, Sharding, ShardingError, RANGE_SLICES};
+use kcache_sharding::{
+    list_range_assignments, Mode, RangeAssignment, Ring, Shard, Sharding, ShardingError,
+    RANGE_SLICES,
+};
 use kcache_testing::{ServerConfig, TestCluster};
 use kcache_transport::{Api, Client, Config, PostParams};
 use parking_lot::Mutex;
@@ -182,20 +185,9 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, timeline: &Timeline) -> Re
 
 /// The ring's Leases' assignments, by shard.
 async fn assignments(client: &Client, ns: &str) -> BTreeMap<String, RangeAssignment> {
-    let api =
-        Api::<DynamicObject>::dynamic(client.clone(), kcache_leaderelection::leases(), Some(ns));
-    let params = ListParams {
-        label_selector: Some(Ring::new("ranges", ns).lease_selector()),
-        ..ListParams::default()
-    };
-    let list = api.list(&params).await.expect("list the Leases");
-    list.items
-        .iter()
-        .map(|o| {
-            let a = RangeAssignment::from_lease(o).expect("readable annotations");
-            (o.name().to_string(), a)
-        })
-        .collect()
+    let listed = list_range_assignments(client, &Ring::new("ranges", ns)).await;
+    let listed = listed.expect("list the Leases");
+    listed.into_iter().map(|(s, a)| (s.name, a)).collect()
 }
 
 /// Waits until the `running` replicas' Leases hold acknowledged, balanced ranges that partition
