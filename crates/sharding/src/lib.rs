@@ -9,6 +9,7 @@ mod lease_informer;
 mod membership;
 mod mode;
 mod object_informer;
+mod passes;
 mod range_lease;
 mod range_sharder;
 mod range_terms;

@@ -9,7 +9,7 @@
 //!
 //! - **gone shards**: a Lease whose shard is not live still *claims* its ranges, since the shard
 //!   could come back and run them. If its shard still holds it (expired, killed), the sharder
-//!   takes it over ([`Takeover`], which writes the Lease afresh, without ranges); if it was
+//!   takes it over ([`may_move`](crate::passes::SharderContext::may_move), which writes the Lease afresh, without ranges); if it was
 //!   released or taken over, the sharder clears its ranges, conditional on the version it read
 //!   (a shard that re-acquired it in between keeps them).
 //! - **live shards**: the new deal is computed from the current one; a shard whose latest
@@ -34,13 +34,13 @@ use kcache_transport::Client;
 
 use crate::conventions::Ring;
 use crate::lease_informer::LeaseInformer;
-use crate::membership::{live_shards, Settling, ShardState};
+use crate::membership::{live_shards, ShardState};
+use crate::passes::{pass_loop, SharderContext};
 use crate::range_lease::{
     annotate, assignment, lease_api, list_range_assignments, RangeAssignment,
 };
 use crate::ranges::{deal, selector_of, Slices};
-use crate::sharder::{Timing, SETTLE};
-use crate::takeover::Takeover;
+use crate::sharder::Timing;
 
 /// What one range pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -54,14 +54,8 @@ pub(crate) struct RangePass {
 }
 
 pub(crate) struct RangeSharder {
-    client: Client,
-    ring: Ring,
-    identity: String,
+    ctx: SharderContext,
     field: ShardField,
-    timing: Timing,
-    leases: Arc<LeaseInformer>,
-    takeover: Takeover,
-    last_live: Settling,
 }
 
 /// One listed shard Lease: its membership and its ranges.
@@ -93,67 +87,37 @@ impl RangeSharder {
         timing: Timing,
         leases: Arc<LeaseInformer>,
     ) -> Self {
-        let takeover = Takeover::new(
-            client.clone(),
-            ring.clone(),
-            identity.clone(),
-            timing,
-            leases.clone(),
-        );
         RangeSharder {
-            client,
-            ring,
-            identity,
+            ctx: SharderContext::new(client, ring, identity, timing, leases),
             field,
-            timing,
-            leases,
-            takeover,
-            last_live: Settling::default(),
         }
     }
 
     /// Passes every sync period and whenever a Lease's holder or annotations change (a join, a
     /// leave, an acknowledgement), until `stop` fires.
     pub(crate) async fn run(&self, stop: CancellationToken) {
-        tracing::info!(ring = %self.ring.name(), sharder = %self.identity, "range sharder started");
+        tracing::info!(ring = %self.ctx.ring.name(), sharder = %self.ctx.identity, "range sharder started");
         tokio::select! {
             _ = stop.cancelled() => return,
-            _ = self.leases.wait_for_sync() => {}
+            _ = self.ctx.leases.wait_for_sync() => {}
         }
-        while !stop.is_cancelled() {
-            let wait = match self.pass(&stop).await {
-                Ok(Some(p)) => {
-                    if p != RangePass::default() {
-                        tracing::debug!(ring = %self.ring.name(), ?p, "range sharder pass");
-                    }
-                    self.timing.sync_period
-                }
-                Ok(None) => SETTLE.min(self.timing.sync_period),
-                Err(e) => {
-                    tracing::warn!(ring = %self.ring.name(), "range sharder pass failed: {e}");
-                    self.timing.sync_period
-                }
-            };
-            tokio::select! {
-                _ = stop.cancelled() => {}
-                _ = tokio::time::sleep(wait) => {}
-                _ = self.leases.changed() => {}
-            }
-        }
+        let (ring, sync_period) = (self.ctx.ring.name(), self.ctx.timing.sync_period);
+        let woken = || self.ctx.leases.changed();
+        pass_loop(ring, sync_period, &stop, || self.pass(&stop), woken).await
     }
 
     /// One pass (module docs), which stops writing once `stop` fired (the sharder was deposed).
     /// `None`: the live shards changed since the previous pass.
     pub(crate) async fn pass(&self, stop: &CancellationToken) -> Result<Option<RangePass>, Error> {
-        let api = lease_api(&self.client, self.ring.lease_namespace());
-        let listed: Vec<Listed> = list_range_assignments(&self.client, &self.ring)
+        let api = lease_api(&self.ctx.client, self.ctx.ring.lease_namespace());
+        let listed: Vec<Listed> = list_range_assignments(&self.ctx.client, &self.ctx.ring)
             .await?
             .into_iter()
             .map(|(state, assignment)| Listed { state, assignment })
             .collect();
         let states: Vec<ShardState> = listed.iter().map(|l| l.state.clone()).collect();
         let live = live_shards(&states, SystemTime::now());
-        if !self.last_live.settled(&live) {
+        if !self.ctx.last_live.settled(&live) {
             return Ok(None);
         }
         let mut pass = RangePass::default();
@@ -163,7 +127,7 @@ impl RangeSharder {
             }
             let (name, a) = (&gone.state.name, &gone.assignment);
             if gone.state.record.holder_identity == *name {
-                if self.takeover.may_move(name, &states).await? {
+                if self.ctx.may_move(name, &states).await? {
                     pass.taken_over += 1;
                 }
                 continue;

@@ -19,7 +19,7 @@
 //! no sharded owner are left alone.
 //!
 //! A shard that is gone cannot acknowledge. The sharder then takes over its Lease
-//! ([`Takeover`]); it reassigns the gone shard's objects directly only until `renew_deadline`
+//! ([`may_move`](crate::passes::SharderContext::may_move)); it reassigns the gone shard's objects directly only until `renew_deadline`
 //! after it sent the take-over, and drains them again after that.
 
 use std::collections::HashMap;
@@ -35,11 +35,11 @@ use serde_json::{json, Map, Value};
 use crate::conventions::Ring;
 use crate::key::kind_key;
 use crate::lease_informer::LeaseInformer;
-use crate::membership::{live_shards, Settling};
+use crate::membership::live_shards;
 use crate::object_informer::ObjectInformers;
+use crate::passes::{pass_loop, SharderContext};
 use crate::ring::HashRing;
 use crate::sharded_kind::{own_key, ShardedKind};
-use crate::takeover::Takeover;
 
 /// Timing the sharder shares with the shards' Leases.
 #[derive(Debug, Clone, Copy)]
@@ -64,10 +64,6 @@ enum Write {
     Drain(String),
 }
 
-/// How soon a pass follows one that found the membership changed: replicas started together
-/// have all joined by then.
-pub(crate) const SETTLE: Duration = Duration::from_millis(500);
-
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Pass {
@@ -77,18 +73,8 @@ pub(crate) struct Pass {
 }
 
 pub(crate) struct Sharder {
-    client: Client,
-    ring: Ring,
-    identity: String,
+    ctx: SharderContext,
     kinds: Vec<ShardedKind>,
-    timing: Timing,
-    /// The replica's Lease informer: the shards, when each Lease last changed, and a wake-up on
-    /// membership changes.
-    leases: Arc<LeaseInformer>,
-    /// Take-overs of gone shards' Leases, and until when it may move their objects directly.
-    takeover: Takeover,
-    /// The live shards of the previous pass.
-    last_live: Settling,
 }
 
 impl Sharder {
@@ -100,32 +86,19 @@ impl Sharder {
         timing: Timing,
         leases: Arc<LeaseInformer>,
     ) -> Self {
-        let takeover = Takeover::new(
-            client.clone(),
-            ring.clone(),
-            identity.clone(),
-            timing,
-            leases.clone(),
-        );
         Sharder {
-            client,
-            ring,
-            identity,
+            ctx: SharderContext::new(client, ring, identity, timing, leases),
             kinds,
-            timing,
-            leases,
-            takeover,
-            last_live: Settling::default(),
         }
     }
 
     /// Passes every sync period, and as soon as the membership changes (a Lease added, deleted,
     /// released or taken) or an object needs placing (created unassigned, or let go by its
     /// shard), until `stop` fires. A pass that found the membership changed is followed by
-    /// another after [`SETTLE`] (at most the sync period).
+    /// another after [`SETTLE`](crate::passes::SETTLE) (at most the sync period).
     pub(crate) async fn run(&self, stop: CancellationToken) {
-        tracing::info!(ring = %self.ring.name(), sharder = %self.identity, "sharder started");
-        let objects = ObjectInformers::new(&self.client, &self.ring, &self.kinds);
+        tracing::info!(ring = %self.ctx.ring.name(), sharder = %self.ctx.identity, "sharder started");
+        let objects = ObjectInformers::new(&self.ctx.client, &self.ctx.ring, &self.kinds);
         let watching = stop.child_token();
         let passes = async {
             self.passes(&objects, &stop).await;
@@ -137,29 +110,23 @@ impl Sharder {
     async fn passes(&self, objects: &ObjectInformers, stop: &CancellationToken) {
         tokio::select! {
             _ = stop.cancelled() => return,
-            _ = async { self.leases.wait_for_sync().await && objects.wait_for_sync().await } => {}
+            _ = async { self.ctx.leases.wait_for_sync().await && objects.wait_for_sync().await } => {}
         }
-        while !stop.is_cancelled() {
-            let wait = match self.pass(objects, stop).await {
-                Ok(Some(p)) => {
-                    if p != Pass::default() {
-                        tracing::debug!(ring = %self.ring.name(), ?p, "sharder pass");
-                    }
-                    self.timing.sync_period
-                }
-                Ok(None) => SETTLE.min(self.timing.sync_period),
-                Err(e) => {
-                    tracing::warn!(ring = %self.ring.name(), "sharder pass failed: {e}");
-                    self.timing.sync_period
-                }
-            };
+        let woken = || async {
             tokio::select! {
-                _ = stop.cancelled() => {}
-                _ = tokio::time::sleep(wait) => {}
-                _ = self.leases.changed() => {}
+                _ = self.ctx.leases.changed() => {}
                 _ = objects.changed() => {}
             }
-        }
+        };
+        let ring = self.ctx.ring.name();
+        pass_loop(
+            ring,
+            self.ctx.timing.sync_period,
+            stop,
+            || self.pass(objects, stop),
+            woken,
+        )
+        .await
     }
 
     /// One pass over the cached Leases and the cached sharded objects, once the live shards are the ones the
@@ -175,10 +142,10 @@ impl Sharder {
         cached: &ObjectInformers,
         stop: &CancellationToken,
     ) -> Result<Option<Pass>, Error> {
-        let shards = self.leases.shards();
+        let shards = self.ctx.leases.shards();
         let live = live_shards(&shards, SystemTime::now());
         let mut pass = Pass::default();
-        if !self.last_live.settled(&live) {
+        if !self.ctx.last_live.settled(&live) {
             return Ok(None);
         }
         if live.is_empty() {
@@ -203,8 +170,8 @@ impl Sharder {
                     }
                     continue;
                 }
-                if let Some(shard) = obj.label(&self.ring.shard_label()) {
-                    if obj.label(&self.ring.drain_label()).is_none() {
+                if let Some(shard) = obj.label(&self.ctx.ring.shard_label()) {
+                    if obj.label(&self.ctx.ring.drain_label()).is_none() {
                         settled.insert(own_key(kind, obj), shard.to_string());
                     }
                 }
@@ -216,14 +183,14 @@ impl Sharder {
                         let may = match movable.get(&from) {
                             Some(&may) => may,
                             None => {
-                                let may = self.takeover.may_move(&from, &shards).await?;
+                                let may = self.ctx.may_move(&from, &shards).await?;
                                 movable.insert(from.clone(), may);
                                 may
                             }
                         };
                         if may {
                             Write::Move { from, to }
-                        } else if obj.label(&self.ring.drain_label()).is_none() {
+                        } else if obj.label(&self.ctx.ring.drain_label()).is_none() {
                             Write::Drain(from)
                         } else {
                             continue;
@@ -254,7 +221,7 @@ impl Sharder {
                     Ok(Write::Drain(_)) => pass.drained += 1,
                     Err(e) if e.is_conflict() || e.is_not_found() => {}
                     Err(e) => {
-                        tracing::warn!(ring = %self.ring.name(), object = %objects[i].name(), "placing failed: {e}")
+                        tracing::warn!(ring = %self.ctx.ring.name(), object = %objects[i].name(), "placing failed: {e}")
                     }
                 }
                 if stop.is_cancelled() {
@@ -262,7 +229,7 @@ impl Sharder {
                 }
             }
             if let Some(rv) = latest {
-                cached.catch_up(k, &rv, self.timing.sync_period).await;
+                cached.catch_up(k, &rv, self.ctx.timing.sync_period).await;
             }
         }
         Ok(Some(pass))
@@ -272,7 +239,7 @@ impl Sharder {
     /// to, or nothing.
     fn placement(&self, kind: &ShardedKind, ring: &HashRing, obj: &DynamicObject) -> Option<Write> {
         let owner = ring.owner_of(&kind.key.key(obj))?;
-        match obj.label(&self.ring.shard_label()) {
+        match obj.label(&self.ctx.ring.shard_label()) {
             None => Some(Write::Assign(owner.to_string())),
             Some(current) if current == owner => None,
             Some(current) => Some(Write::Move {
@@ -298,8 +265,8 @@ impl Sharder {
             owner.name,
         );
         let owner_shard = settled.get(&key)?;
-        let drained = obj.label(&self.ring.drain_label()).is_some();
-        match obj.label(&self.ring.shard_label()) {
+        let drained = obj.label(&self.ctx.ring.drain_label()).is_some();
+        match obj.label(&self.ctx.ring.shard_label()) {
             Some(current) if current == owner_shard && !drained => None,
             _ => Some(Write::Assign(owner_shard.clone())),
         }
@@ -315,7 +282,7 @@ impl Sharder {
         write: Write,
     ) -> Result<(Write, Option<String>), Error> {
         let write = match write {
-            Write::Move { from, .. } if !self.takeover.holds(&from) => Write::Drain(from),
+            Write::Move { from, .. } if !self.ctx.holds(&from) => Write::Drain(from),
             other => other,
         };
         let rv = match &write {
@@ -337,17 +304,17 @@ impl Sharder {
         drain: bool,
     ) -> Result<Option<String>, Error> {
         let api = Api::<DynamicObject>::dynamic(
-            self.client.clone(),
+            self.ctx.client.clone(),
             kind.resource.clone(),
             obj.namespace(),
         );
         let labels = Map::from_iter([
             (
-                self.ring.shard_label(),
+                self.ctx.ring.shard_label(),
                 shard.map_or(Value::Null, |s| json!(s)),
             ),
             (
-                self.ring.drain_label(),
+                self.ctx.ring.drain_label(),
                 if drain { json!("true") } else { Value::Null },
             ),
         ]);

@@ -9,51 +9,16 @@
 //! afresh (its spec and the ring's label only), so range mode's assignment annotations on it are
 //! gone with it: a shard returning to it has no ranges until the sharder deals it some.
 
-use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use kcache_core::Error;
 use kcache_leaderelection::{LeaderElectionRecord, Lease, LeaseClient, LeaseLock};
-use kcache_transport::Client;
-use parking_lot::Mutex;
 use tokio::time::Instant;
 
-use crate::conventions::Ring;
-use crate::lease_informer::LeaseInformer;
 use crate::membership::ShardState;
-use crate::sharder::Timing;
+use crate::passes::SharderContext;
 
-/// The sharder's take-overs of gone shards' Leases.
-pub(crate) struct Takeover {
-    client: Client,
-    ring: Ring,
-    identity: String,
-    timing: Timing,
-    /// The replica's Lease informer: when each Lease last changed.
-    leases: Arc<LeaseInformer>,
-    /// Shards whose Lease this sharder holds, until when it may act for them.
-    held: Mutex<HashMap<String, Instant>>,
-}
-
-impl Takeover {
-    pub(crate) fn new(
-        client: Client,
-        ring: Ring,
-        identity: String,
-        timing: Timing,
-        leases: Arc<LeaseInformer>,
-    ) -> Self {
-        Takeover {
-            client,
-            ring,
-            identity,
-            timing,
-            leases,
-            held: Mutex::new(HashMap::new()),
-        }
-    }
-
+impl SharderContext {
     /// Whether the objects of `shard` may be reassigned without its acknowledgement now: the
     /// sharder holds the shard's Lease (taking it over if it is gone).
     pub(crate) async fn may_move(&self, shard: &str, shards: &[ShardState]) -> Result<bool, Error> {
