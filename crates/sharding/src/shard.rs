@@ -77,8 +77,10 @@ impl Shard {
         &self.ring
     }
 
-    /// Fires when this term ends: the Lease was lost or the replica is shutting down. Run the
-    /// controllers until it fires (`Manager::run_until(shard.token())`) and return promptly.
+    /// Fires when this term ends: the Lease was lost, the replica is shutting down, or (range
+    /// mode) the sharder changed the shard's ranges. Run the controllers until it fires
+    /// (`Manager::run_until(shard.token())`) and return promptly: in range mode the shard
+    /// acknowledges its new ranges, and the ranges it gives up move on, only once this returned.
     pub fn token(&self) -> CancellationToken {
         self.token.clone()
     }
