@@ -114,7 +114,9 @@ impl Sharding {
     }
 
     /// How objects are divided: [`Mode::Labels`] (the default), [`Mode::Ranges`] or
-    /// [`Mode::Auto`]. Every replica of a ring must use the same.
+    /// [`Mode::Auto`]. Every replica of a ring must use the same. In range mode the kinds' keys
+    /// are not used (the field's hash places each object) and their namespaces only say where
+    /// to check that the server filters.
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
         self
