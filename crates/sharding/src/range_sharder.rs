@@ -178,3 +178,46 @@ impl RangeSharder {
         Ok(Some(pass))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use kcache_leaderelection::LeaderElectionRecord;
+
+    use super::*;
+
+    fn listed(name: &str, holder: &str, generation: u64, acknowledged: u64) -> Listed {
+        let field = ShardField::Uid;
+        Listed {
+            state: ShardState {
+                name: name.into(),
+                resource_version: "1".into(),
+                record: LeaderElectionRecord {
+                    holder_identity: holder.into(),
+                    renew_time: Some(SystemTime::now()),
+                    ..Default::default()
+                },
+            },
+            assignment: RangeAssignment {
+                shard: name.into(),
+                generation,
+                acknowledged,
+                ranges: selector_of(field, &(0..10).collect()),
+                releasing: selector_of(field, &(10..20).collect()),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// What a shard gave up stays claimed while it holds its Lease without acknowledging; once
+    /// it acknowledged, or its Lease was released or taken over (its work stopped), only its
+    /// ranges are.
+    #[test]
+    fn released_slices_stay_claimed_until_acknowledged_or_the_shard_is_gone() {
+        assert_eq!(listed("a", "a", 3, 2).claims(), (0..20).collect());
+        assert_eq!(listed("a", "a", 3, 3).claims(), (0..10).collect());
+        assert_eq!(listed("a", "", 3, 2).claims(), (0..10).collect());
+        assert_eq!(listed("a", "sharder", 3, 2).claims(), (0..10).collect());
+    }
+}
