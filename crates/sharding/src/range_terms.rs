@@ -113,10 +113,13 @@ impl RangeTerms {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let obj = api.get(&self.identity).await?;
-        let mut assigned = RangeAssignment::from_lease(&obj)?;
+        let assigned = RangeAssignment::from_lease(&obj)?;
         if ShardState::from_object(&obj)?.record.holder_identity != self.identity {
-            // Taken over between our renewal and this read: nothing is ours.
-            assigned.ranges = Default::default();
+            // Taken over between our renewal and this read: nothing is ours any more.
+            if let Some(old) = running.take() {
+                old.stop().await;
+            }
+            return Ok(());
         }
         if running
             .as_ref()
