@@ -310,7 +310,7 @@ async fn converged(
     api: &Api<DynamicObject>,
     ring: &Ring,
     mode: ShardMode,
-    live: &[&Replica],
+    live: &[Replica],
 ) -> bool {
     let owned = owners(api, ring, mode).await;
     if mode == ShardMode::Labels {
@@ -557,13 +557,7 @@ async fn scenario(args: &Args) -> Value {
     )
     .await;
     until("the ring converged", t0, limit, || async {
-        converged(
-            &api,
-            &ring_n,
-            args.mode,
-            &replicas.iter().collect::<Vec<_>>(),
-        )
-        .await
+        converged(&api, &ring_n, args.mode, &replicas).await
     })
     .await;
     let three_cached_max = replicas
@@ -604,13 +598,7 @@ async fn scenario(args: &Args) -> Value {
     let t0 = Instant::now();
     replicas.extend((replicas.len()..n).map(|i| setup.start(&ring_n, &format!("shard-{}", n + i))));
     let join_balanced_seconds = until("the ring balanced after the join", t0, limit, || async {
-        converged(
-            &api,
-            &ring_n,
-            args.mode,
-            &replicas.iter().collect::<Vec<_>>(),
-        )
-        .await
+        converged(&api, &ring_n, args.mode, &replicas).await
     })
     .await;
     for r in replicas {
