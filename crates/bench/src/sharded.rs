@@ -1,4 +1,5 @@
-//! The `sharded` scenario: kcache-sharding's label mode on a server, replicas in one process
+//! The `sharded` scenario: kcache-sharding on a server, in label mode or (`--mode ranges`)
+//! range mode (KEP-5866 `shardSelector`: the server must filter by it), replicas in one process
 //! (each in a runtime of its own, with its own client, so killing one drops everything it was
 //! doing, as SIGKILL would). The namespace's ConfigMaps are the sharded objects; each replica runs
 //! a controller with one worker whose reconcile awaits `--reconcile-ms` (an I/O-bound reconcile)
@@ -7,10 +8,13 @@
 //!  1. `one_seconds`: one replica alone (ring `<run>-1`), start until every object was reconciled;
 //!     `one_cached`: the most objects its cache held.
 //!  2. `three_seconds`: `--replicas` replicas (ring `<run>-n`) started together, until every
-//!     object was reconciled; then until the ring converged (every object labelled with its owner
-//!     among them, none draining); `three_cached_max`: the most objects any one cache held.
+//!     object was reconciled; then until the ring converged (label mode: every object labelled
+//!     with its owner among them, none draining; range mode: every replica holds an acknowledged
+//!     share of the slices and every object is in exactly one of their ranges);
+//!     `three_cached_max`: the most objects any one cache held.
 //!  3. Kill one replica (its runtime dropped: no Lease released). `kill_handover_seconds`: from the
-//!     kill until each of its objects is labelled to a live replica and in that replica's cache;
+//!     kill until each of its objects is owned by a live replica (labelled to it, or in its
+//!     acknowledged ranges) and in that replica's cache;
 //!     `kill_reconciled_seconds`: from the kill until each was reconciled by another replica.
 //!  4. Stop another gracefully (its controllers stop, its Leases are released): the same two
 //!     times from the stop's request, `stop_handover_seconds` and `stop_reconciled_seconds`.
@@ -29,9 +33,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures_util::{stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_controller::{Action, Controller, DefaultErrorPolicy, Manager};
+use kcache_core::selector::ShardField;
 use kcache_core::{DynamicObject, ListParams, Object, Resource};
 use kcache_informer::FactoryOptions;
-use kcache_sharding::{object_key, HashRing, Ring, Shard, Sharding};
+use kcache_sharding::{
+    list_range_assignments, object_key, HashRing, Mode, Ring, Shard, Sharding, RANGE_SLICES,
+};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams};
 use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
@@ -56,9 +63,20 @@ pub struct Args {
     /// 15 s / 10 s / 2 s).
     #[arg(long, default_value_t = 15)]
     lease_seconds: u64,
+    /// How objects are divided: `labels` (the sharder labels each), or `ranges` (hash ranges of
+    /// the uid on the shard Leases; the server must support KEP-5866 `shardSelector`).
+    #[arg(long, value_enum, default_value_t = ShardMode::Labels)]
+    mode: ShardMode,
     /// Overall limit of each phase, as a Go duration (`90s`, `10m`) or seconds.
     #[arg(long, default_value = "10m", value_parser = crate::duration::parse_duration)]
     phase_timeout: Duration,
+}
+
+/// `--mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ShardMode {
+    Labels,
+    Ranges,
 }
 
 /// One reconcile: which object, which replica, when it started.
@@ -109,6 +127,7 @@ struct Setup {
     namespace: String,
     reconcile: Duration,
     lease: (Duration, Duration, Duration),
+    mode: ShardMode,
     log: Arc<Log>,
 }
 
@@ -125,6 +144,10 @@ impl Setup {
         let (lease, renew, retry) = self.lease;
         let sharding = Sharding::new(client.clone(), ring.clone(), name)
             .kind::<ConfigMap>(Some(&self.namespace))
+            .mode(match self.mode {
+                ShardMode::Labels => Mode::Labels,
+                ShardMode::Ranges => Mode::Ranges(ShardField::Uid),
+            })
             .lease_timing(lease, renew, retry);
         let (namespace, reconcile_for, log) =
             (self.namespace.clone(), self.reconcile, self.log.clone());
@@ -240,44 +263,121 @@ async fn objects(api: &Api<DynamicObject>) -> Vec<DynamicObject> {
     }
 }
 
-/// Whether every object is labelled with its owner among `live` and none is draining.
-async fn converged(api: &Api<DynamicObject>, ring: &Ring, live: &[&Replica]) -> bool {
-    let hash_ring = HashRing::new(live.iter().map(|r| r.name.clone()));
-    objects(api).await.iter().all(|o| {
-        let owner = hash_ring.owner_of(&object_key("", "ConfigMap", o));
-        o.label(&ring.shard_label()) == owner && o.label(&ring.drain_label()).is_none()
-    })
-}
-
-/// The names of the objects labelled to `shard`.
-async fn assigned_to(api: &Api<DynamicObject>, ring: &Ring, shard: &str) -> BTreeSet<String> {
-    objects(api)
+/// Each object's owner as the mode records it: its shard label unless draining (label mode),
+/// or the one shard Lease with acknowledged ranges that hold it (range mode); `None` while it
+/// is unassigned or moving.
+async fn owners(
+    api: &Api<DynamicObject>,
+    ring: &Ring,
+    mode: ShardMode,
+) -> Vec<(DynamicObject, Option<String>)> {
+    let objects = objects(api).await;
+    if mode == ShardMode::Labels {
+        return objects
+            .into_iter()
+            .map(|o| {
+                let draining = o.label(&ring.drain_label()).is_some();
+                let owner = o.label(&ring.shard_label()).filter(|_| !draining);
+                let owner = owner.map(str::to_string);
+                (o, owner)
+            })
+            .collect();
+    }
+    let leases = list_range_assignments(api.client(), ring)
         .await
-        .iter()
-        .filter(|o| o.label(&ring.shard_label()) == Some(shard))
-        .map(|o| o.name().to_string())
+        .unwrap_or_else(|e| {
+            eprintln!("kcache-bench: sharded: list the shard Leases: {e}");
+            std::process::exit(1)
+        });
+    objects
+        .into_iter()
+        .map(|o| {
+            let mut holders = leases
+                .iter()
+                .filter(|(_, a)| !a.ranges.is_empty() && a.ranges.matches(&o));
+            let owner = match (holders.next(), holders.next()) {
+                (Some((state, a)), None) if a.is_acknowledged() => Some(state.name.clone()),
+                _ => None,
+            };
+            (o, owner)
+        })
         .collect()
 }
 
-/// Whether every one of `names` is labelled to a replica of `live`, and the live replicas' caches
+/// Whether every object is owned by its place among `live`: label mode, its owner on their
+/// ring; range mode, one of them, each of which holds an acknowledged even share of the slices.
+async fn converged(
+    api: &Api<DynamicObject>,
+    ring: &Ring,
+    mode: ShardMode,
+    live: &[Replica],
+) -> bool {
+    let owned = owners(api, ring, mode).await;
+    if mode == ShardMode::Labels {
+        let hash_ring = HashRing::new(live.iter().map(|r| r.name.clone()));
+        return owned.iter().all(|(o, owner)| {
+            owner.as_deref() == hash_ring.owner_of(&object_key("", "ConfigMap", o))
+        });
+    }
+    let Ok(leases) = list_range_assignments(api.client(), ring).await else {
+        return false;
+    };
+    let share = RANGE_SLICES as usize / live.len().max(1);
+    let slice = (1u128 << 64) / u128::from(RANGE_SLICES);
+    let even = live.iter().all(|r| {
+        leases.iter().any(|(state, a)| {
+            let width: u128 = a
+                .ranges
+                .ranges()
+                .iter()
+                .map(|range| range.end() - u128::from(range.start()))
+                .sum();
+            let slices = (width / slice) as usize;
+            state.name == r.name && a.is_acknowledged() && (share..=share + 1).contains(&slices)
+        })
+    });
+    even && owned.iter().all(|(_, owner)| {
+        owner
+            .as_ref()
+            .is_some_and(|o| live.iter().any(|r| r.name == *o))
+    })
+}
+
+/// The names of the objects owned by `shard`.
+async fn assigned_to(
+    api: &Api<DynamicObject>,
+    ring: &Ring,
+    mode: ShardMode,
+    shard: &str,
+) -> BTreeSet<String> {
+    owners(api, ring, mode)
+        .await
+        .into_iter()
+        .filter(|(_, owner)| owner.as_deref() == Some(shard))
+        .map(|(o, _)| o.name().to_string())
+        .collect()
+}
+
+/// Whether every one of `names` is owned by a replica of `live`, and the live replicas' caches
 /// together hold as many objects as the namespace has.
 async fn handed_over(
     api: &Api<DynamicObject>,
     ring: &Ring,
+    mode: ShardMode,
     names: &BTreeSet<String>,
     live: &[&Replica],
     total: usize,
 ) -> bool {
     let cached: usize = live.iter().map(|r| r.cached.load(Ordering::Relaxed)).sum();
     cached == total
-        && objects(api)
+        && owners(api, ring, mode)
             .await
             .iter()
-            .filter(|o| names.contains(o.name()))
-            .all(|o| {
-                o.label(&ring.drain_label()).is_none()
-                    && o.label(&ring.shard_label())
-                        .is_some_and(|s| live.iter().any(|r| r.name == s))
+            .filter(|(o, _)| names.contains(o.name()))
+            .all(|(_, owner)| {
+                owner
+                    .as_ref()
+                    .is_some_and(|s| live.iter().any(|r| r.name == *s))
             })
 }
 
@@ -306,7 +406,16 @@ impl RingRun<'_> {
             &format!("the {how} replica's objects handed over"),
             since,
             self.limit,
-            || handed_over(self.api, self.ring, theirs, &live, self.total),
+            || {
+                handed_over(
+                    self.api,
+                    self.ring,
+                    self.setup.mode,
+                    theirs,
+                    &live,
+                    self.total,
+                )
+            },
         )
         .await;
         let reconciled = until(
@@ -408,6 +517,7 @@ async fn scenario(args: &Args) -> Value {
         namespace: args.namespace.clone(),
         reconcile: Duration::from_millis(args.reconcile_ms),
         lease: (lease, lease * 2 / 3, lease * 2 / 15),
+        mode: args.mode,
         log: Arc::new(Log::default()),
     };
     let run = SystemTime::now()
@@ -447,7 +557,7 @@ async fn scenario(args: &Args) -> Value {
     )
     .await;
     until("the ring converged", t0, limit, || async {
-        converged(&api, &ring_n, &replicas.iter().collect::<Vec<_>>()).await
+        converged(&api, &ring_n, args.mode, &replicas).await
     })
     .await;
     let three_cached_max = replicas
@@ -470,7 +580,7 @@ async fn scenario(args: &Args) -> Value {
 
     // 3. Kill the last replica.
     let victim = replicas.pop().expect("n ≥ 2");
-    let theirs = assigned_to(&api, &ring_n, &victim.name).await;
+    let theirs = assigned_to(&api, &ring_n, args.mode, &victim.name).await;
     let t0 = Instant::now();
     drop(victim);
     let (kill_handover_seconds, kill_reconciled_seconds) =
@@ -478,7 +588,7 @@ async fn scenario(args: &Args) -> Value {
 
     // 4. Stop the next one gracefully.
     let stopped = replicas.pop().expect("n ≥ 2");
-    let theirs = assigned_to(&api, &ring_n, &stopped.name).await;
+    let theirs = assigned_to(&api, &ring_n, args.mode, &stopped.name).await;
     let t0 = Instant::now();
     stopped.stop().await;
     let (stop_handover_seconds, stop_reconciled_seconds) =
@@ -488,7 +598,7 @@ async fn scenario(args: &Args) -> Value {
     let t0 = Instant::now();
     replicas.extend((replicas.len()..n).map(|i| setup.start(&ring_n, &format!("shard-{}", n + i))));
     let join_balanced_seconds = until("the ring balanced after the join", t0, limit, || async {
-        converged(&api, &ring_n, &replicas.iter().collect::<Vec<_>>()).await
+        converged(&api, &ring_n, args.mode, &replicas).await
     })
     .await;
     for r in replicas {
@@ -498,6 +608,7 @@ async fn scenario(args: &Args) -> Value {
 
     json!({
         "objects": total, "replicas": n, "reconcile_ms": args.reconcile_ms,
+        "mode": format!("{:?}", args.mode).to_lowercase(),
         "lease_seconds": lease.as_secs(),
         "one_seconds": one_seconds, "three_seconds": three_seconds,
         "speedup": one_seconds / three_seconds,

@@ -9,7 +9,10 @@
 //! - it wakes the sharder when a Lease is added or deleted or its holder changes (a graceful stop
 //!   empties it, a take-over or a return sets it). Renewals, which change only the renew time
 //!   every retry period, wake nothing; a Lease that expires changes nothing on the server either,
-//!   so the sharder's periodic pass still finds killed replicas.
+//!   so the sharder's periodic pass still finds killed replicas. In range mode a change of a
+//!   Lease's annotations (an assignment, an acknowledgement) wakes the sharder too;
+//! - in range mode, each shard learns from it that an assignment changed
+//!   ([`assignments`](LeaseInformer::assignments)) and reads its own Lease then.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,7 +25,7 @@ use kcache_informer::{
 use kcache_leaderelection::{leases, CancellationToken};
 use kcache_transport::Client;
 use parking_lot::Mutex;
-use tokio::sync::Notify;
+use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
 
 use crate::conventions::Ring;
@@ -38,6 +41,7 @@ pub(crate) struct LeaseInformer {
     informer: SharedIndexInformer<DynamicObject>,
     seen: Arc<Mutex<Seen>>,
     changed: Arc<Notify>,
+    assignments: Arc<watch::Sender<u64>>,
 }
 
 impl LeaseInformer {
@@ -57,6 +61,8 @@ impl LeaseInformer {
         let changed = Arc::new(Notify::new());
         let (on_add, on_update, on_delete) = (seen.clone(), seen.clone(), seen.clone());
         let (added, updated, deleted) = (changed.clone(), changed.clone(), changed.clone());
+        let assignments = Arc::new(watch::Sender::new(0u64));
+        let assigned = assignments.clone();
         let handler = ResourceEventHandlerFuncs::new()
             .on_add(move |obj: &Arc<DynamicObject>, _| {
                 observe(&on_add, obj);
@@ -64,8 +70,11 @@ impl LeaseInformer {
             })
             .on_update(move |old, new| {
                 observe(&on_update, new);
-                if holder(old) != holder(new) {
+                if holder(old) != holder(new) || old.annotations() != new.annotations() {
                     updated.notify_one();
+                }
+                if generation(old) != generation(new) {
+                    assigned.send_modify(|n| *n += 1);
                 }
             })
             .on_delete(move |gone| {
@@ -83,6 +92,7 @@ impl LeaseInformer {
             informer,
             seen,
             changed,
+            assignments,
         }
     }
 
@@ -129,6 +139,17 @@ impl LeaseInformer {
     pub(crate) async fn changed(&self) {
         self.changed.notified().await
     }
+
+    /// Changes whenever a Lease's range assignment generation changes (range mode).
+    pub(crate) fn assignments(&self) -> watch::Receiver<u64> {
+        self.assignments.subscribe()
+    }
+}
+
+/// A Lease's range assignment generation annotation, as written.
+fn generation(obj: &DynamicObject) -> Option<&String> {
+    obj.annotations()
+        .and_then(|a| a.get(crate::range_lease::GENERATION_ANNOTATION))
 }
 
 /// Records a Lease's version, restarting its wait when it changed.

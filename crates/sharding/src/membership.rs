@@ -109,13 +109,21 @@ impl ShardState {
 
 /// Every shard Lease of `ring` (live or not), by the ring's label selector.
 pub async fn list_shards(client: &Client, ring: &Ring) -> Result<Vec<ShardState>, Error> {
+    let leases = list_lease_objects(client, ring).await?;
+    leases.iter().map(ShardState::from_object).collect()
+}
+
+/// Every shard Lease object of `ring`, listed (a fresh read, not a cache).
+pub(crate) async fn list_lease_objects(
+    client: &Client,
+    ring: &Ring,
+) -> Result<Vec<DynamicObject>, Error> {
     let api = Api::dynamic(client.clone(), leases(), Some(ring.lease_namespace()));
     let params = ListParams {
         label_selector: Some(ring.lease_selector()),
         ..ListParams::default()
     };
-    let list = api.list(&params).await?;
-    list.items.iter().map(ShardState::from_object).collect()
+    Ok(api.list(&params).await?.items)
 }
 
 /// The names of the shards live at `now`, sorted: the members of the ring.
@@ -127,6 +135,19 @@ pub fn live_shards(shards: &[ShardState], now: SystemTime) -> Vec<String> {
         .collect();
     live.sort();
     live
+}
+
+/// The live shards a sharder's previous pass saw: a pass acts only once they are unchanged, as
+/// replicas of a rollout start moments apart and a pass between their Leases would assign
+/// everything to the first and then move most of it away.
+#[derive(Debug, Default)]
+pub(crate) struct Settling(parking_lot::Mutex<Option<Vec<String>>>);
+
+impl Settling {
+    /// Records `live`; whether the previous pass saw the same shards.
+    pub(crate) fn settled(&self, live: &[String]) -> bool {
+        self.0.lock().replace(live.to_vec()).as_deref() == Some(live)
+    }
 }
 
 #[cfg(test)]

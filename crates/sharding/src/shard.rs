@@ -1,5 +1,6 @@
 //! [`Shard`]: what a replica's work gets for one term of holding its shard Lease — its label
-//! selector, and the shard's half of the drain handshake.
+//! selector and the shard's half of the drain handshake (label mode), or its hash ranges (range
+//! mode, where a term lasts one assignment generation).
 //!
 //! The handshake runs beside the reconcile path. The reconciler wrapper ([`Shard::reconciler`])
 //! marks each object busy while its reconcile runs; the drain handler ([`Shard::drain_handler`],
@@ -17,6 +18,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use kcache_controller::{Action, Controller, ControllerRunnable, ErrorPolicy};
+use kcache_core::selector::ShardSelector;
 use kcache_core::{DynamicObject, Error, Object, Resource};
 use kcache_informer::{FactoryOptions, InformerError, ResourceEventHandlerFuncs};
 use kcache_leaderelection::CancellationToken;
@@ -38,6 +40,8 @@ pub struct Shard {
     token: CancellationToken,
     /// The objects this term is reconciling or acknowledging.
     drains: Arc<Drains>,
+    /// Range mode: the hash ranges this term owns.
+    ranges: Option<ShardSelector>,
 }
 
 impl Shard {
@@ -48,7 +52,19 @@ impl Shard {
             name,
             token,
             drains: Arc::new(Drains::default()),
+            ranges: None,
         }
+    }
+
+    /// This term in range mode, owning `ranges` (never empty: an empty selector selects all).
+    pub(crate) fn with_ranges(mut self, ranges: ShardSelector) -> Self {
+        self.ranges = Some(ranges);
+        self
+    }
+
+    /// Range mode: the KEP-5866 hash ranges this term owns (`None` in label mode).
+    pub fn ranges(&self) -> Option<&ShardSelector> {
+        self.ranges.as_ref()
     }
 
     /// The shard's name (the replica's identity).
@@ -61,8 +77,10 @@ impl Shard {
         &self.ring
     }
 
-    /// Fires when this term ends: the Lease was lost or the replica is shutting down. Run the
-    /// controllers until it fires (`Manager::run_until(shard.token())`) and return promptly.
+    /// Fires when this term ends: the Lease was lost, the replica is shutting down, or (range
+    /// mode) the sharder changed the shard's ranges. Run the controllers until it fires
+    /// (`Manager::run_until(shard.token())`) and return promptly: in range mode the shard
+    /// acknowledges its new ranges, and the ranges it gives up move on, only once this returned.
     pub fn token(&self) -> CancellationToken {
         self.token.clone()
     }
@@ -73,12 +91,27 @@ impl Shard {
     }
 
     /// Informer factory options that watch only this shard's objects (give them to
-    /// `Manager::builder(..).factory_options(..)`); every kind the factory serves must be one the
-    /// sharder assigns.
+    /// `Manager::builder(..).factory_options(..)`): its label selector in label mode (every kind
+    /// the factory serves must be one the sharder assigns), its `shardSelector` in range mode.
     pub fn factory_options(&self) -> FactoryOptions {
-        FactoryOptions {
-            label_selector: Some(self.label_selector()),
-            ..FactoryOptions::default()
+        match &self.ranges {
+            Some(ranges) => FactoryOptions {
+                shard_selector: Some(ranges.to_string()),
+                ..FactoryOptions::default()
+            },
+            None => FactoryOptions {
+                label_selector: Some(self.label_selector()),
+                ..FactoryOptions::default()
+            },
+        }
+    }
+
+    /// Whether this term owns `obj`: in range mode, whether its field hash is in the ranges; in
+    /// label mode, whether it carries this shard's label.
+    pub fn owns<K: Object>(&self, obj: &K) -> bool {
+        match &self.ranges {
+            Some(ranges) => ranges.matches(obj),
+            None => obj.label(&self.ring.shard_label()) == Some(self.name.as_str()),
         }
     }
 
@@ -175,7 +208,7 @@ impl Shard {
             return;
         };
         if !self.is_draining(obj) {
-            if obj.label(&self.ring.shard_label()) == Some(self.name.as_str()) {
+            if self.owns(obj) {
                 self.drains.assigned(&busy_key(obj));
             }
             return;
@@ -200,6 +233,8 @@ impl Shard {
     /// Wraps a controller's reconcile function: an object marked for draining is acknowledged
     /// instead of reconciled, an object whose drain is being acknowledged is skipped; any other
     /// object goes to `reconcile`, and a drain seen while it ran is acknowledged right after it.
+    /// In range mode an object outside the term's ranges is skipped too (the server filters
+    /// already; this holds even if a cache were fed otherwise).
     pub fn reconciler<K, Ctx, E, F, Fut>(
         &self,
         reconcile: F,
@@ -213,6 +248,13 @@ impl Shard {
     {
         let shard = self.clone();
         move |obj: Arc<K>, ctx: Arc<Ctx>| -> ReconcileFuture<E> {
+            if shard
+                .ranges
+                .as_ref()
+                .is_some_and(|r| !r.matches(obj.as_ref()))
+            {
+                return Box::pin(async { Ok(Action::await_change()) });
+            }
             let Some(mut busy) = shard.drains.begin(busy_key(obj.as_ref())) else {
                 // Its drain is being acknowledged (if that fails, the requeue acknowledges it
                 // here) or was: the object is leaving or has left this shard.

@@ -18,13 +18,9 @@
 //! child gets the owner's shard label directly, without a drain of its own; children of
 //! no sharded owner are left alone.
 //!
-//! A shard that is gone cannot acknowledge. The sharder then takes over its Lease, with the
-//! leader-election rules: once it has seen the Lease unchanged for the lease duration on its own
-//! clock (its Lease informer's events date each version; or released), it writes itself as holder, conditional on that version. The shard's work
-//! had stopped `lease_duration - renew_deadline` before that, and a shard coming back sees the
-//! sharder holding its Lease and waits a lease duration before it acts; the sharder reassigns the
-//! gone shard's objects directly only until `renew_deadline` after it sent the take-over, and
-//! drains them again after that.
+//! A shard that is gone cannot acknowledge. The sharder then takes over its Lease
+//! ([`may_move`](crate::passes::SharderContext::may_move)); it reassigns the gone shard's objects directly only until `renew_deadline`
+//! after it sent the take-over, and drains them again after that.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,19 +28,16 @@ use std::time::{Duration, SystemTime};
 
 use futures_util::{stream, StreamExt};
 use kcache_core::{DynamicObject, Error, Object};
-use kcache_leaderelection::{
-    CancellationToken, LeaderElectionRecord, Lease, LeaseClient, LeaseLock,
-};
+use kcache_leaderelection::CancellationToken;
 use kcache_transport::{Api, Client, Patch, PatchParams};
-use parking_lot::Mutex;
 use serde_json::{json, Map, Value};
-use tokio::time::Instant;
 
 use crate::conventions::Ring;
 use crate::key::kind_key;
 use crate::lease_informer::LeaseInformer;
-use crate::membership::{live_shards, ShardState};
+use crate::membership::live_shards;
 use crate::object_informer::ObjectInformers;
+use crate::passes::{pass_loop, SharderContext};
 use crate::ring::HashRing;
 use crate::sharded_kind::{own_key, ShardedKind};
 
@@ -71,10 +64,6 @@ enum Write {
     Drain(String),
 }
 
-/// How soon a pass follows one that found the membership changed: replicas started together
-/// have all joined by then.
-const SETTLE: Duration = Duration::from_millis(500);
-
 /// What one pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Pass {
@@ -84,18 +73,8 @@ pub(crate) struct Pass {
 }
 
 pub(crate) struct Sharder {
-    client: Client,
-    ring: Ring,
-    identity: String,
+    ctx: SharderContext,
     kinds: Vec<ShardedKind>,
-    timing: Timing,
-    /// The replica's Lease informer: the shards, when each Lease last changed, and a wake-up on
-    /// membership changes.
-    leases: Arc<LeaseInformer>,
-    /// Shards whose Lease this sharder holds, until when it may move their objects directly.
-    held: Mutex<HashMap<String, Instant>>,
-    /// The live shards of the previous pass.
-    last_live: Mutex<Option<Vec<String>>>,
 }
 
 impl Sharder {
@@ -108,24 +87,18 @@ impl Sharder {
         leases: Arc<LeaseInformer>,
     ) -> Self {
         Sharder {
-            client,
-            ring,
-            identity,
+            ctx: SharderContext::new(client, ring, identity, timing, leases),
             kinds,
-            timing,
-            leases,
-            held: Mutex::new(HashMap::new()),
-            last_live: Mutex::new(None),
         }
     }
 
     /// Passes every sync period, and as soon as the membership changes (a Lease added, deleted,
     /// released or taken) or an object needs placing (created unassigned, or let go by its
     /// shard), until `stop` fires. A pass that found the membership changed is followed by
-    /// another after [`SETTLE`] (at most the sync period).
+    /// another after [`SETTLE`](crate::passes::SETTLE) (at most the sync period).
     pub(crate) async fn run(&self, stop: CancellationToken) {
-        tracing::info!(ring = %self.ring.name(), sharder = %self.identity, "sharder started");
-        let objects = ObjectInformers::new(&self.client, &self.ring, &self.kinds);
+        tracing::info!(ring = %self.ctx.ring.name(), sharder = %self.ctx.identity, "sharder started");
+        let objects = ObjectInformers::new(&self.ctx.client, &self.ctx.ring, &self.kinds);
         let watching = stop.child_token();
         let passes = async {
             self.passes(&objects, &stop).await;
@@ -137,29 +110,23 @@ impl Sharder {
     async fn passes(&self, objects: &ObjectInformers, stop: &CancellationToken) {
         tokio::select! {
             _ = stop.cancelled() => return,
-            _ = async { self.leases.wait_for_sync().await && objects.wait_for_sync().await } => {}
+            _ = async { self.ctx.leases.wait_for_sync().await && objects.wait_for_sync().await } => {}
         }
-        while !stop.is_cancelled() {
-            let wait = match self.pass(objects, stop).await {
-                Ok(Some(p)) => {
-                    if p != Pass::default() {
-                        tracing::debug!(ring = %self.ring.name(), ?p, "sharder pass");
-                    }
-                    self.timing.sync_period
-                }
-                Ok(None) => SETTLE.min(self.timing.sync_period),
-                Err(e) => {
-                    tracing::warn!(ring = %self.ring.name(), "sharder pass failed: {e}");
-                    self.timing.sync_period
-                }
-            };
+        let woken = || async {
             tokio::select! {
-                _ = stop.cancelled() => {}
-                _ = tokio::time::sleep(wait) => {}
-                _ = self.leases.changed() => {}
+                _ = self.ctx.leases.changed() => {}
                 _ = objects.changed() => {}
             }
-        }
+        };
+        let ring = self.ctx.ring.name();
+        pass_loop(
+            ring,
+            self.ctx.timing.sync_period,
+            stop,
+            || self.pass(objects, stop),
+            woken,
+        )
+        .await
     }
 
     /// One pass over the cached Leases and the cached sharded objects, once the live shards are the ones the
@@ -175,10 +142,10 @@ impl Sharder {
         cached: &ObjectInformers,
         stop: &CancellationToken,
     ) -> Result<Option<Pass>, Error> {
-        let shards = self.leases.shards();
+        let shards = self.ctx.leases.shards();
         let live = live_shards(&shards, SystemTime::now());
         let mut pass = Pass::default();
-        if self.last_live.lock().replace(live.clone()).as_ref() != Some(&live) {
+        if !self.ctx.last_live.settled(&live) {
             return Ok(None);
         }
         if live.is_empty() {
@@ -203,8 +170,8 @@ impl Sharder {
                     }
                     continue;
                 }
-                if let Some(shard) = obj.label(&self.ring.shard_label()) {
-                    if obj.label(&self.ring.drain_label()).is_none() {
+                if let Some(shard) = obj.label(&self.ctx.ring.shard_label()) {
+                    if obj.label(&self.ctx.ring.drain_label()).is_none() {
                         settled.insert(own_key(kind, obj), shard.to_string());
                     }
                 }
@@ -216,14 +183,14 @@ impl Sharder {
                         let may = match movable.get(&from) {
                             Some(&may) => may,
                             None => {
-                                let may = self.may_move(&from, &shards).await?;
+                                let may = self.ctx.may_move(&from, &shards).await?;
                                 movable.insert(from.clone(), may);
                                 may
                             }
                         };
                         if may {
                             Write::Move { from, to }
-                        } else if obj.label(&self.ring.drain_label()).is_none() {
+                        } else if obj.label(&self.ctx.ring.drain_label()).is_none() {
                             Write::Drain(from)
                         } else {
                             continue;
@@ -254,7 +221,7 @@ impl Sharder {
                     Ok(Write::Drain(_)) => pass.drained += 1,
                     Err(e) if e.is_conflict() || e.is_not_found() => {}
                     Err(e) => {
-                        tracing::warn!(ring = %self.ring.name(), object = %objects[i].name(), "placing failed: {e}")
+                        tracing::warn!(ring = %self.ctx.ring.name(), object = %objects[i].name(), "placing failed: {e}")
                     }
                 }
                 if stop.is_cancelled() {
@@ -262,7 +229,7 @@ impl Sharder {
                 }
             }
             if let Some(rv) = latest {
-                cached.catch_up(k, &rv, self.timing.sync_period).await;
+                cached.catch_up(k, &rv, self.ctx.timing.sync_period).await;
             }
         }
         Ok(Some(pass))
@@ -272,7 +239,7 @@ impl Sharder {
     /// to, or nothing.
     fn placement(&self, kind: &ShardedKind, ring: &HashRing, obj: &DynamicObject) -> Option<Write> {
         let owner = ring.owner_of(&kind.key.key(obj))?;
-        match obj.label(&self.ring.shard_label()) {
+        match obj.label(&self.ctx.ring.shard_label()) {
             None => Some(Write::Assign(owner.to_string())),
             Some(current) if current == owner => None,
             Some(current) => Some(Write::Move {
@@ -298,8 +265,8 @@ impl Sharder {
             owner.name,
         );
         let owner_shard = settled.get(&key)?;
-        let drained = obj.label(&self.ring.drain_label()).is_some();
-        match obj.label(&self.ring.shard_label()) {
+        let drained = obj.label(&self.ctx.ring.drain_label()).is_some();
+        match obj.label(&self.ctx.ring.shard_label()) {
             Some(current) if current == owner_shard && !drained => None,
             _ => Some(Write::Assign(owner_shard.clone())),
         }
@@ -315,7 +282,7 @@ impl Sharder {
         write: Write,
     ) -> Result<(Write, Option<String>), Error> {
         let write = match write {
-            Write::Move { from, .. } if !self.holds(&from) => Write::Drain(from),
+            Write::Move { from, .. } if !self.ctx.holds(&from) => Write::Drain(from),
             other => other,
         };
         let rv = match &write {
@@ -337,17 +304,17 @@ impl Sharder {
         drain: bool,
     ) -> Result<Option<String>, Error> {
         let api = Api::<DynamicObject>::dynamic(
-            self.client.clone(),
+            self.ctx.client.clone(),
             kind.resource.clone(),
             obj.namespace(),
         );
         let labels = Map::from_iter([
             (
-                self.ring.shard_label(),
+                self.ctx.ring.shard_label(),
                 shard.map_or(Value::Null, |s| json!(s)),
             ),
             (
-                self.ring.drain_label(),
+                self.ctx.ring.drain_label(),
                 if drain { json!("true") } else { Value::Null },
             ),
         ]);
@@ -359,75 +326,6 @@ impl Sharder {
             .patch(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
             .await?;
         Ok(written.resource_version().map(str::to_string))
-    }
-
-    /// Whether the objects of `shard` may be reassigned without its acknowledgement now: the
-    /// sharder holds the shard's Lease (taking it over if it is gone).
-    async fn may_move(&self, shard: &str, shards: &[ShardState]) -> Result<bool, Error> {
-        if self.holds(shard) {
-            return Ok(true);
-        }
-        let lock = LeaseLock::new(self.client.clone(), self.ring.lease_namespace(), shard)
-            .with_labels(self.ring.lease_labels());
-        let Some(state) = shards.iter().find(|s| s.name == shard) else {
-            // No Lease at all: create it held by the sharder, so the shard cannot appear unseen.
-            let sent = Instant::now();
-            return match lock.create(&self.record(0)).await {
-                Ok(_) => Ok(self.hold(shard, sent)),
-                Err(e) if e.is_conflict() => Ok(false),
-                Err(e) => Err(e),
-            };
-        };
-        let holder = &state.record.holder_identity;
-        let waited = self.leases.unchanged_for(shard, &state.resource_version);
-        let duration = self
-            .timing
-            .lease_duration
-            .max(state.record.lease_duration());
-        let gone = holder.is_empty() || waited.is_some_and(|w| w >= duration);
-        if !gone {
-            return Ok(false);
-        }
-        let sent = Instant::now();
-        let takeover = Lease {
-            resource_version: state.resource_version.clone(),
-            record: self.record(state.record.leader_transitions.saturating_add(1)),
-        };
-        // A LeaseLock updates from the copy it last read; this one read nothing, so it writes a
-        // fresh Lease (with the ring's label) conditional on the version listed.
-        match lock.update(&takeover).await {
-            Ok(_) => {
-                tracing::info!(ring = %self.ring.name(), %shard, "took over a gone shard's lease");
-                Ok(self.hold(shard, sent))
-            }
-            Err(e) if e.is_conflict() => Ok(false),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Whether the sharder may still move `shard`'s objects directly.
-    fn holds(&self, shard: &str) -> bool {
-        self.held
-            .lock()
-            .get(shard)
-            .is_some_and(|&until| Instant::now() < until)
-    }
-
-    fn hold(&self, shard: &str, sent: Instant) -> bool {
-        let until = sent + self.timing.renew_deadline;
-        self.held.lock().insert(shard.to_string(), until);
-        Instant::now() < until
-    }
-
-    fn record(&self, transitions: u32) -> LeaderElectionRecord {
-        let now = SystemTime::now();
-        LeaderElectionRecord {
-            holder_identity: self.identity.clone(),
-            lease_duration_seconds: self.timing.lease_duration.as_secs_f64().ceil().max(1.0) as u32,
-            acquire_time: Some(now),
-            renew_time: Some(now),
-            leader_transitions: transitions,
-        }
     }
 }
 
@@ -444,6 +342,7 @@ mod tests {
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use kcache_core::{ApiResource, ListParams, Resource};
+    use kcache_leaderelection::{LeaderElectionRecord, LeaseClient, LeaseLock};
     use kcache_testing::TestCluster;
     use kcache_transport::{Config, PostParams};
 

@@ -1,5 +1,6 @@
 //! [`Sharding`]: what every replica of a sharded controller runs — its shard Lease, its work for
-//! each term, and a candidacy for the sharder.
+//! each term, and a candidacy for the sharder, in the [`Mode`] chosen (checked against the
+//! server before anything starts).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -7,26 +8,32 @@ use std::time::Duration;
 
 use kcache_core::{ApiResource, DynamicObject, Object, Resource};
 use kcache_leaderelection::{
-    CancellationToken, ConfigError, LeaderCallbacks, LeaderElectionConfig, LeaderElector,
-    LeaseLock, RunEnd,
+    CancellationToken, LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock, RunEnd,
 };
 use kcache_transport::Client;
 
+use kcache_core::selector::ShardField;
+
 use crate::conventions::Ring;
+use crate::error::ShardingError;
 use crate::key::ShardKey;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::ShardLease;
+use crate::mode::{ignores_shard_selector, Mode};
+use crate::range_sharder::RangeSharder;
+use crate::range_terms::RangeTerms;
 use crate::shard::Shard;
 use crate::sharded_kind::ShardedKind;
 use crate::sharder::{Sharder, Timing};
 
-/// One replica of a sharded controller (label mode): its shard Lease, its work for each term and
-/// its candidacy for the sharder. The crate documentation shows a whole replica.
+/// One replica of a sharded controller: its shard Lease, its work for each term and its
+/// candidacy for the sharder. The crate documentation shows a whole replica.
 pub struct Sharding {
     client: Client,
     ring: Ring,
     identity: String,
     kinds: Vec<ShardedKind>,
+    mode: Mode,
     lease_duration: Duration,
     renew_deadline: Duration,
     retry_period: Duration,
@@ -39,6 +46,7 @@ impl std::fmt::Debug for Sharding {
             .field("ring", &self.ring)
             .field("identity", &self.identity)
             .field("kinds", &self.kinds.len())
+            .field("mode", &self.mode)
             .finish_non_exhaustive()
     }
 }
@@ -52,6 +60,7 @@ impl Sharding {
             ring,
             identity: identity.to_string(),
             kinds: Vec::new(),
+            mode: Mode::Labels,
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
@@ -104,6 +113,43 @@ impl Sharding {
         self
     }
 
+    /// How objects are divided: [`Mode::Labels`] (the default), [`Mode::Ranges`] or
+    /// [`Mode::Auto`]. Every replica of a ring must use the same. In range mode the kinds' keys
+    /// are not used (the field's hash places each object) and their namespaces only say where
+    /// to check that the server filters.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The mode to run: range mode only where the server filters by `shardSelector`.
+    async fn resolve_mode(&self) -> Result<Option<ShardField>, ShardingError> {
+        let (field, explicit) = match self.mode {
+            Mode::Labels => return Ok(None),
+            Mode::Ranges(field) => (field, true),
+            Mode::Auto(field) => (field, false),
+        };
+        let controlled = self.kinds.iter().any(|k| k.controlled);
+        if controlled && field == ShardField::Uid {
+            if explicit {
+                return Err(ShardingError::ControlledByUid);
+            }
+            tracing::info!(ring = %self.ring.name(), "sharding in label mode: controlled kinds do not hash with their owners' uids");
+            return Ok(None);
+        }
+        let ignored = ignores_shard_selector(&self.client, &self.ring, &self.kinds, field)
+            .await
+            .map_err(ShardingError::Probe)?;
+        match (ignored, explicit) {
+            (None, _) => Ok(Some(field)),
+            (Some(resource), true) => Err(ShardingError::RangesUnsupported { resource }),
+            (Some(resource), false) => {
+                tracing::warn!(ring = %self.ring.name(), %resource, "the server ignores shardSelector (KEP-5866): sharding in label mode");
+                Ok(None)
+            }
+        }
+    }
+
     /// The shard Leases' and the sharder's lease timing (client-go's rules apply).
     pub fn lease_timing(
         mut self,
@@ -134,43 +180,79 @@ impl Sharding {
     }
 
     /// Runs until `shutdown` fires: holds the shard Lease and runs `work` for each term (its
-    /// [`Shard::token`] fires when the term ends), and campaigns for the sharder (Lease
-    /// `<ring>-sharder`). Returns after the work stopped and both Leases were released. Fails at
-    /// once when the lease timing breaks client-go's rules.
-    pub async fn run<F, Fut>(self, shutdown: CancellationToken, work: F) -> Result<(), ConfigError>
+    /// [`Shard::token`] fires when the term ends; in range mode a term lasts one assignment of
+    /// ranges), and campaigns for the sharder (Lease `<ring>-sharder`). Returns after the work
+    /// stopped and both Leases were released. Fails at once when the lease timing breaks
+    /// client-go's rules, or range mode was asked for and cannot run (see [`ShardingError`]).
+    pub async fn run<F, Fut>(
+        self,
+        shutdown: CancellationToken,
+        work: F,
+    ) -> Result<(), ShardingError>
     where
         F: Fn(Shard) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        // Fail on bad timing before asking the server anything.
+        self.election(&self.identity).validate()?;
+        let ranges = self.resolve_mode().await?;
+        let leases = Arc::new(LeaseInformer::new(self.client.clone(), self.ring.clone()));
+        let timing = Timing {
+            lease_duration: self.lease_duration,
+            renew_deadline: self.renew_deadline,
+            sync_period: self.sync_period,
+        };
         let (client, ring, identity) = (
             self.client.clone(),
             self.ring.clone(),
             self.identity.clone(),
         );
         let work = Arc::new(work);
-        let callbacks = LeaderCallbacks::new(move |token: CancellationToken| {
-            let shard = Shard::new(client.clone(), ring.clone(), identity.clone(), token);
-            work(shard)
-        });
+        let (callbacks, sharder) = match ranges {
+            None => {
+                let callbacks = LeaderCallbacks::new(move |token: CancellationToken| {
+                    let shard = Shard::new(client.clone(), ring.clone(), identity.clone(), token);
+                    work(shard)
+                });
+                let sharder = Sharder::new(
+                    self.client.clone(),
+                    self.ring.clone(),
+                    self.identity.clone(),
+                    self.kinds.clone(),
+                    timing,
+                    leases.clone(),
+                );
+                (callbacks, AnySharder::Labels(Arc::new(sharder)))
+            }
+            Some(field) => {
+                let terms = Arc::new(RangeTerms::new(
+                    client,
+                    ring,
+                    identity,
+                    leases.clone(),
+                    self.sync_period,
+                ));
+                let callbacks = LeaderCallbacks::new(move |token: CancellationToken| {
+                    let (terms, work) = (terms.clone(), work.clone());
+                    async move { terms.run(token, work).await }
+                });
+                let sharder = RangeSharder::new(
+                    self.client.clone(),
+                    self.ring.clone(),
+                    self.identity.clone(),
+                    field,
+                    timing,
+                    leases.clone(),
+                );
+                (callbacks, AnySharder::Ranges(Arc::new(sharder)))
+            }
+        };
         let lease = ShardLease::new(
             self.client.clone(),
             &self.ring,
             self.election(&self.identity),
             callbacks,
         )?;
-        let leases = Arc::new(LeaseInformer::new(self.client.clone(), self.ring.clone()));
-        let sharder = Arc::new(Sharder::new(
-            self.client.clone(),
-            self.ring.clone(),
-            self.identity.clone(),
-            self.kinds.clone(),
-            Timing {
-                lease_duration: self.lease_duration,
-                renew_deadline: self.renew_deadline,
-                sync_period: self.sync_period,
-            },
-            leases.clone(),
-        ));
         let lock = LeaseLock::new(
             self.client.clone(),
             self.ring.lease_namespace(),
@@ -180,7 +262,6 @@ impl Sharding {
             lock,
             self.election(&self.identity),
             LeaderCallbacks::new({
-                let sharder = sharder.clone();
                 move |stop: CancellationToken| {
                     let sharder = sharder.clone();
                     async move { sharder.run(stop).await }
@@ -194,5 +275,21 @@ impl Sharding {
         let watching = leases.run(shutdown.clone());
         tokio::join!(lease.run(shutdown), campaign, watching);
         Ok(())
+    }
+}
+
+/// The sharder of the mode the replica runs.
+#[derive(Clone)]
+enum AnySharder {
+    Labels(Arc<Sharder>),
+    Ranges(Arc<RangeSharder>),
+}
+
+impl AnySharder {
+    async fn run(&self, stop: CancellationToken) {
+        match self {
+            AnySharder::Labels(s) => s.run(stop).await,
+            AnySharder::Ranges(s) => s.run(stop).await,
+        }
     }
 }

@@ -6,8 +6,11 @@
 //! end).
 //!
 //! Checked: no two reconciles of one object overlap, whichever replicas ran them; after the
-//! faults stop, every object carries exactly the shard label of its owner on the ring of the
-//! running replicas, no drain label, and was reconciled by that shard after the faults.
+//! faults stop, every object is owned by exactly one running replica and was reconciled by it
+//! after the faults. In label mode its owner is the one on the ring of the running replicas and
+//! the object carries exactly that shard label and no drain label; in range mode exactly one
+//! shard Lease's ranges hold it, a running replica's, which acknowledged them. Every seed runs in
+//! both modes.
 //!
 //! Real time with scaled-down durations (lease 2 s, renew deadline 0.8 s, retry 0.2 s: a shard
 //! stops acting 1.2 s before anyone may take its objects without its acknowledgement); waits are
@@ -22,10 +25,11 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kcache_controller::{Action, Controller, DefaultErrorPolicy, Manager};
+use kcache_core::selector::ShardField;
 use kcache_core::{DynamicObject, ListParams, Object, Resource};
 use kcache_informer::FactoryOptions;
 use kcache_leaderelection::CancellationToken;
-use kcache_sharding::{object_key, HashRing, Ring, Shard, Sharding};
+use kcache_sharding::{list_range_assignments, object_key, HashRing, Mode, Ring, Shard, Sharding};
 use kcache_testing::{Failure, RequestMatch, TestCluster};
 use kcache_transport::{Api, Client, Config, PostParams};
 use parking_lot::Mutex;
@@ -37,9 +41,9 @@ const RENEW: Duration = Duration::from_millis(800);
 const RETRY: Duration = Duration::from_millis(200);
 const OBJECTS: usize = 24;
 /// How long a reconcile takes, and the requeue after each: long enough that a shard is often
-/// in the middle of one when an object moves. A sharder that moved objects of live shards
-/// without the drain handshake fails this test (seed 1: two replicas' reconciles of one object
-/// overlapping by 6 ms); with the handshake the closest hand-over of seeds 0..8 was 137 ms.
+/// in the middle of one when an object moves. A sharder that moves objects of live shards
+/// without the handover (the drain handshake, or the acknowledgement of a range generation)
+/// fails this test; each seed prints its closest hand-over.
 const RECONCILE: Duration = Duration::from_millis(30);
 /// The seeds of a plain `cargo test`.
 const DEFAULT_SEEDS: [u64; 2] = [3, 6];
@@ -182,7 +186,7 @@ impl Drop for Replica {
     }
 }
 
-fn start(cluster: &TestCluster, ns: &str, name: &str, log: &Log) -> Replica {
+fn start(cluster: &TestCluster, ns: &str, name: &str, log: &Log, mode: Mode) -> Replica {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -200,6 +204,7 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, log: &Log) -> Replica {
         let client = Client::new(config).expect("client");
         let sharding = Sharding::new(client.clone(), Ring::new("chaos", &ns), &name_)
             .kind::<ConfigMap>(Some(&ns))
+            .mode(mode)
             .lease_timing(LEASE, RENEW, RETRY)
             .sync_period(Duration::from_millis(100));
         let work = move |shard: Shard| {
@@ -224,8 +229,13 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, log: &Log) -> Replica {
                     }
                 };
                 // Controller names are unique per process, and every replica shares this one.
-                let controller =
-                    Controller::for_::<ConfigMap>(manager.factory()).named(controller_name);
+                // A worker per object: every object is in a reconcile half of the time, and
+                // none waits behind others' requeues (the objects of a term's initial list are
+                // queued at low priority, and with fewer workers than objects the requeued
+                // ones would always go first).
+                let controller = Controller::for_::<ConfigMap>(manager.factory())
+                    .named(controller_name)
+                    .concurrency(OBJECTS);
                 let controller = shard
                     .into_runnable(controller, reconcile, DefaultErrorPolicy, Arc::new(()))
                     .expect("the drain handler");
@@ -235,7 +245,7 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, log: &Log) -> Replica {
                 }
             }
         };
-        sharding.run(s, work).await.expect("valid timing");
+        sharding.run(s, work).await.expect("the replica starts");
     });
     Replica {
         name: name.to_string(),
@@ -260,17 +270,80 @@ impl Replica {
     }
 }
 
-/// Whether every object is labelled with its owner among `running`, undrained, and was
-/// reconciled by it since `since`; if not, how many are and what the first one that is not
-/// lacks.
+/// Each object's owner in label mode: its shard on the ring of the `running` replicas, if it
+/// carries exactly that label and no drain label.
+fn label_owners(
+    objects: &[&DynamicObject],
+    ring: &Ring,
+    running: &[String],
+) -> BTreeMap<String, Result<String, String>> {
+    let hash_ring = HashRing::new(running.iter().cloned());
+    objects
+        .iter()
+        .map(|o| {
+            let owner = hash_ring
+                .owner_of(&object_key("", "ConfigMap", *o))
+                .unwrap_or("");
+            let labels: BTreeMap<_, _> = o.labels().cloned().unwrap_or_default();
+            let owned = if labels.get(&ring.shard_label()).map(String::as_str) != Some(owner) {
+                Err(format!("{} labelled {:?}, owner {owner}", o.name(), labels))
+            } else if labels.contains_key(&ring.drain_label()) {
+                Err(format!("{} still draining", o.name()))
+            } else {
+                Ok(owner.to_string())
+            };
+            (o.name().to_string(), owned)
+        })
+        .collect()
+}
+
+/// Each object's owner in range mode: the one shard Lease whose ranges hold it, if that is a
+/// `running` replica's and acknowledged.
+async fn range_owners(
+    client: &Client,
+    objects: &[&DynamicObject],
+    ring: &Ring,
+    running: &[String],
+) -> Result<BTreeMap<String, Result<String, String>>, String> {
+    let leases = list_range_assignments(client, ring)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(objects
+        .iter()
+        .map(|o| {
+            let holders: Vec<_> = leases
+                .iter()
+                // An empty selector matches everything, and assigns nothing.
+                .filter(|(_, a)| !a.ranges.is_empty() && a.ranges.matches(*o))
+                .collect();
+            let owned = match holders[..] {
+                [(state, a)] if running.contains(&state.name) && a.is_acknowledged() => {
+                    Ok(state.name.clone())
+                }
+                _ => Err(format!(
+                    "{} in the ranges of {:?}",
+                    o.name(),
+                    holders
+                        .iter()
+                        .map(|(s, a)| (&s.name, a.generation, a.acknowledged))
+                        .collect::<Vec<_>>()
+                )),
+            };
+            (o.name().to_string(), owned)
+        })
+        .collect())
+}
+
+/// Whether every object is owned by one of `running` (as its mode says) and was reconciled by
+/// it since `since`; if not, how many are and what the first one that is not lacks.
 async fn converged(
     api: &Api<DynamicObject>,
     ring: &Ring,
+    mode: Mode,
     running: &[String],
     log: &Log,
     since: Instant,
 ) -> Result<(), (usize, String)> {
-    let hash_ring = HashRing::new(running.iter().cloned());
     let list = api
         .list(&ListParams::default())
         .await
@@ -283,21 +356,21 @@ async fn converged(
     if objects.len() != OBJECTS {
         return Err((0, format!("{} objects listed", objects.len())));
     }
+    let owners = match mode {
+        Mode::Labels => label_owners(&objects, ring, running),
+        _ => range_owners(api.client(), &objects, ring, running)
+            .await
+            .map_err(|e| (0, e))?,
+    };
     let mut settled = 0;
     let mut first_unsettled = None;
-    for o in objects {
-        let owner = hash_ring
-            .owner_of(&object_key("", "ConfigMap", o))
-            .unwrap_or("");
-        let labels: BTreeMap<_, _> = o.labels().cloned().unwrap_or_default();
-        let lacks = if labels.get(&ring.shard_label()).map(String::as_str) != Some(owner) {
-            Some(format!("{} labelled {:?}, owner {owner}", o.name(), labels))
-        } else if labels.contains_key(&ring.drain_label()) {
-            Some(format!("{} still draining", o.name()))
-        } else if !log.reconciled_since(o.name(), owner, since) {
-            Some(format!("{} not yet reconciled by {owner}", o.name()))
-        } else {
-            None
+    for (object, owner) in owners {
+        let lacks = match owner {
+            Err(lacks) => Some(lacks),
+            Ok(owner) if !log.reconciled_since(&object, &owner, since) => {
+                Some(format!("{object} not yet reconciled by {owner}"))
+            }
+            Ok(_) => None,
         };
         match lacks {
             None => settled += 1,
@@ -315,6 +388,7 @@ async fn converged(
 async fn wait_converged(
     api: &Api<DynamicObject>,
     ring: &Ring,
+    mode: Mode,
     replicas: &[Replica],
     log: &Log,
 ) -> Result<(), String> {
@@ -322,7 +396,7 @@ async fn wait_converged(
     let since = Instant::now();
     let (mut progress, mut last) = (since, 0);
     loop {
-        match converged(api, ring, &running, log, since).await {
+        match converged(api, ring, mode, &running, log, since).await {
             Ok(()) => return Ok(()),
             Err((settled, lacks)) => {
                 let now = Instant::now();
@@ -344,7 +418,7 @@ async fn wait_converged(
     }
 }
 
-async fn run_seed(seed: u64) -> Result<String, String> {
+async fn run_seed(seed: u64, mode: Mode) -> Result<String, String> {
     let mut rng = StdRng::seed_from_u64(seed);
     let cluster = TestCluster::start().await.map_err(|e| e.to_string())?;
     let Some(server) = cluster.server() else {
@@ -380,10 +454,10 @@ async fn run_seed(seed: u64) -> Result<String, String> {
         format!("replica-{next}")
     };
     let mut replicas: Vec<Replica> = (0..3)
-        .map(|_| start(&cluster, &ns, &name(), &log))
+        .map(|_| start(&cluster, &ns, &name(), &log, mode))
         .collect();
     let mut steps = Vec::new();
-    wait_converged(&api, &ring, &replicas, &log).await?;
+    wait_converged(&api, &ring, mode, &replicas, &log).await?;
     for _ in 0..STEPS {
         let kind = rng.random_range(0..4);
         match kind {
@@ -412,12 +486,12 @@ async fn run_seed(seed: u64) -> Result<String, String> {
                 r.stop().await;
             }
             _ => {
-                let r = start(&cluster, &ns, &name(), &log);
+                let r = start(&cluster, &ns, &name(), &log, mode);
                 steps.push(format!("add {}", r.name));
                 replicas.push(r);
             }
         }
-        wait_converged(&api, &ring, &replicas, &log)
+        wait_converged(&api, &ring, mode, &replicas, &log)
             .await
             .map_err(|e| format!("after {steps:?}: {e}"))?;
     }
@@ -429,12 +503,12 @@ async fn run_seed(seed: u64) -> Result<String, String> {
     }
     if !overlaps.is_empty() {
         return Err(format!(
-            "seed {seed}, steps {steps:?}: overlapping reconciles:\n{}",
+            "seed {seed}, {mode:?}, steps {steps:?}: overlapping reconciles:\n{}",
             overlaps.join("\n")
         ));
     }
     Ok(format!(
-        "seed {seed}: {steps:?}, {reconciles} reconciles, no overlap, closest hand-over {closest:?}"
+        "seed {seed}, {mode:?}: {steps:?}, {reconciles} reconciles, no overlap, closest hand-over {closest:?}"
     ))
 }
 
@@ -453,10 +527,12 @@ async fn no_object_is_reconciled_by_two_replicas_at_once() {
             }
         }
     };
-    for seed in seeds {
-        match run_seed(seed).await {
-            Ok(line) => println!("{line}"),
-            Err(e) => panic!("seed {seed} (replay: KCACHE_CHAOS_SEED={seed}): {e}"),
+    for mode in [Mode::Labels, Mode::Ranges(ShardField::Uid)] {
+        for &seed in &seeds {
+            match run_seed(seed, mode).await {
+                Ok(line) => println!("{line}"),
+                Err(e) => panic!("seed {seed}, {mode:?} (replay: KCACHE_CHAOS_SEED={seed}): {e}"),
+            }
         }
     }
 }

@@ -28,6 +28,10 @@ pub struct ServerConfig {
     pub too_large_rv_wait: Duration,
     /// Watch length when the client gives no `timeoutSeconds` (the real server picks 30–60 min).
     pub default_watch_timeout: Duration,
+    /// Kubernetes 1.36's `ShardedListAndWatch` gate (KEP-5866): lists and watches filter by
+    /// `shardSelector` and lists echo it in `metadata.shardInfo`. Off, the parameter is ignored
+    /// as an older server ignores it (no filter, no echo), so clients' fallbacks can be tested.
+    pub sharded_list_and_watch: bool,
 }
 
 impl Default for ServerConfig {
@@ -42,6 +46,7 @@ impl Default for ServerConfig {
             max_body_bytes: 3 * 1024 * 1024,
             too_large_rv_wait: Duration::from_secs(3),
             default_watch_timeout: Duration::from_secs(1800),
+            sharded_list_and_watch: true,
         }
     }
 }

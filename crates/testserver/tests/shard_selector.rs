@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use kcache_core::encode_query;
 use kcache_core::selector::{fnv1a64, ShardField, ShardRange, ShardSelector};
+use kcache_testing::RawResponse;
 use serde_json::{json, Value};
 
 use crate::common::{cluster, cms, create_cm, names, read_until, summary};
@@ -18,6 +19,17 @@ fn halves() -> [ShardSelector; 2] {
 
 fn query(sel: &ShardSelector) -> String {
     encode_query(&[("shardSelector", sel.to_string())])
+}
+
+/// The ConfigMaps of `ns` listed with `sel`, answered 200.
+async fn list(c: &kcache_testing::TestCluster, ns: &str, sel: &ShardSelector) -> RawResponse {
+    let r = c
+        .client()
+        .get(&format!("{}?{}", cms(ns), query(sel)))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    r
 }
 
 fn in_range(sel: &ShardSelector, obj: &Value) -> bool {
@@ -62,12 +74,7 @@ async fn complementary_ranges_partition_lists_and_watches() {
 
     let mut listed = Vec::new();
     for sel in &halves {
-        let r = c
-            .client()
-            .get(&format!("{}?{}", cms(&ns), query(sel)))
-            .await
-            .unwrap();
-        assert_eq!(r.status, 200, "{}", r.body);
+        let r = list(&c, &ns, sel).await;
         let got: BTreeSet<String> = names(&r.body).into_iter().collect();
         if c.is_real() {
             // An old server ignores the parameter: everything, and nothing saying it filtered.
@@ -165,4 +172,27 @@ async fn a_malformed_shard_selector_is_a_bad_request() {
             "{msg}"
         );
     }
+}
+
+/// With `ShardedListAndWatch` off the embedded server behaves as a server before 1.36: the
+/// parameter is ignored, every object is listed and nothing is echoed.
+#[tokio::test]
+async fn with_the_gate_off_the_selector_is_ignored_and_not_echoed() {
+    let config = kcache_testserver::ServerConfig {
+        sharded_list_and_watch: false,
+        ..kcache_testserver::ServerConfig::default()
+    };
+    let c = kcache_testing::TestCluster::start_with(config)
+        .await
+        .unwrap();
+    if c.is_real() {
+        return;
+    }
+    let ns = c.create_namespace("shards-off").await.unwrap();
+    for i in 0..8 {
+        create_cm(&c, &ns, &format!("cm-{i}"), json!({})).await;
+    }
+    let r = list(&c, &ns, &halves()[0]).await;
+    assert_eq!(names(&r.body).len(), 8, "unfiltered");
+    assert!(r.body["metadata"].get("shardInfo").is_none(), "{}", r.body);
 }

@@ -208,7 +208,7 @@ pub(crate) fn delete_collection(
     q: &Query,
     body: &[u8],
 ) -> ApiResult {
-    let filter = t.filter(q)?;
+    let filter = t.filter(q, &state.config)?;
     q.int("limit")?;
     q.int("timeoutSeconds")?;
     let (opts, dry_run) = DeleteOptions::from_request(body, q)?;

@@ -32,6 +32,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Method};
 use kcache_core::selector::{FieldSelector, LabelSelector, ShardSelector};
 
+use crate::config::ServerConfig;
 use crate::http::faults::Verb;
 use crate::http::query::Query;
 use crate::http::responses::{ApiError, ApiResult};
@@ -76,8 +77,9 @@ impl Target {
         })
     }
 
-    /// The list/watch predicate from the URL and the selector parameters.
-    pub(crate) fn filter(&self, query: &Query) -> Result<Filter, ApiError> {
+    /// The list/watch predicate from the URL and the selector parameters (`shardSelector` only
+    /// with the `ShardedListAndWatch` gate on).
+    pub(crate) fn filter(&self, query: &Query, config: &ServerConfig) -> Result<Filter, ApiError> {
         let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or(""))
             .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))?;
         let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or(""))
@@ -102,8 +104,11 @@ impl Target {
                 r.field
             )));
         }
-        let shards = ShardSelector::parse(query.get("shardSelector").unwrap_or(""))
-            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let shards = match config.sharded_list_and_watch {
+            true => ShardSelector::parse(query.get("shardSelector").unwrap_or(""))
+                .map_err(|e| ApiError::bad_request(e.to_string()))?,
+            false => ShardSelector::default(),
+        };
         Ok(Filter {
             namespace: self.namespace.clone(),
             labels,

@@ -71,7 +71,7 @@ fn list_options_invalid(cause: StatusCause) -> ApiError {
 
 /// GET of a collection.
 pub(crate) async fn list(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResult {
-    let filter = t.filter(q)?;
+    let filter = t.filter(q, &state.config)?;
     // Both are ListOptions fields: a bad value is a 400 on a list too.
     q.int("timeoutSeconds")?;
     let mut limit = q

@@ -41,7 +41,7 @@ fn forbidden(field: &str, msg: &str) -> ApiError {
 
 /// GET with `watch=true`.
 pub(crate) fn watch(state: &Arc<ServerState>, t: &Target, q: &Query) -> ApiResult {
-    let filter = Arc::new(t.filter(q)?);
+    let filter = Arc::new(t.filter(q, &state.config)?);
     let bookmarks = q.flag("allowWatchBookmarks");
     let send_initial = q.opt_flag("sendInitialEvents");
     q.int("limit")?;
