@@ -312,3 +312,122 @@ async fn services_are_defaulted_and_given_addresses_and_ports() {
         "spec.clusterIPs[0]"
     );
 }
+
+/// kube-apiserver 1.20.2 checks that an Event's namespace agrees with its involved object's in
+/// every version, and that an event with an `eventTime` names its reporter: an `eventTime`
+/// event about a cluster-scoped object belongs in `kube-system` (the `default` namespace
+/// kube-rs's and client-go's recorders pick is refused), an old-style one in `default`.
+#[tokio::test]
+async fn events_agree_with_their_involved_objects_namespace() {
+    let c = cluster().await;
+    let ns = c.create_namespace("event-ns").await.unwrap();
+    let core = |ns: &str| format!("/api/v1/namespaces/{ns}/events");
+    let node = json!({"kind": "Node", "name": ns, "apiVersion": "v1"});
+    let time = "2021-01-13T13:20:00.000000Z";
+    let reporter = json!({"reportingController": "example.com/ctl", "reportingInstance": "i",
+        "action": "Test", "reason": "Test", "type": "Normal", "eventTime": time});
+    let with = |mut base: serde_json::Value, name: &str, extra: serde_json::Value| {
+        base["metadata"] = json!({"name": name});
+        for (k, v) in extra.as_object().unwrap() {
+            base[k] = v.clone();
+        }
+        base
+    };
+    let refused = |r: kcache_testing::RawResponse| {
+        assert_eq!(r.status, 422, "{}", r.body);
+        r.body["details"]["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["field"].as_str().unwrap(), c["message"]))
+            .collect::<Vec<_>>()
+    };
+    let mismatch = |v: &str| {
+        format!("involvedObject.namespace \"Invalid value: \\\"{v}\\\": does not match event.namespace\"")
+    };
+
+    // events.k8s.io/v1, about a cluster-scoped object, in a namespace other than kube-system.
+    let events_v1 = format!("/apis/events.k8s.io/v1/namespaces/{ns}/events");
+    let regarding = json!({"regarding": node});
+    let r = c
+        .client()
+        .post(&events_v1, &with(reporter.clone(), "a", regarding))
+        .await
+        .unwrap();
+    assert_eq!(refused(r), [mismatch("")]);
+
+    // Old-style core events: a cluster-scoped object's in `default` only, a namespaced
+    // object's in its own namespace.
+    let old = json!({"involvedObject": node, "reason": "Test"});
+    let r = c
+        .client()
+        .post(&core(&ns), &with(old.clone(), "b", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(refused(r), [mismatch("")]);
+    let pod = json!({"kind": "Pod", "name": "p", "namespace": "elsewhere"});
+    let other = with(old.clone(), "c", json!({"involvedObject": pod}));
+    let r = c.client().post(&core(&ns), &other).await.unwrap();
+    assert_eq!(refused(r), [mismatch("elsewhere")]);
+    let name = format!("{ns}.old");
+    let path = format!("{}/{name}", core("default"));
+    let r = c
+        .client()
+        .post(&core("default"), &with(old, &name, json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    // An update is checked too.
+    let mut moved = r.body.clone();
+    moved["involvedObject"]["namespace"] = json!(ns);
+    let r = c.client().put(&path, &moved).await.unwrap();
+    assert_eq!(refused(r), [mismatch(&ns)]);
+    assert_eq!(c.client().delete(&path).await.unwrap().status, 200);
+
+    // A core event with an eventTime must name its reporter, action and reason.
+    let own = json!({"kind": "Pod", "name": "p", "namespace": ns});
+    let timed = json!({"involvedObject": own, "eventTime": time, "reason": "Test"});
+    let r = c
+        .client()
+        .post(&core(&ns), &with(timed, "d", json!({})))
+        .await
+        .unwrap();
+    let fields: Vec<String> = refused(r)
+        .iter()
+        .map(|c| c.split(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "reportingController",
+            "reportingController",
+            "reportingController",
+            "reportingInstance",
+            "action"
+        ]
+    );
+
+    // An events.k8s.io event about a node is stored in kube-system; once it has an eventTime,
+    // the server compares a namespaced object's namespace with nothing.
+    let name = format!("{ns}.node");
+    let system = "/apis/events.k8s.io/v1/namespaces/kube-system/events";
+    let ok = with(reporter.clone(), &name, json!({"regarding": node}));
+    let r = c.client().post(system, &ok).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let mut moved = r.body.clone();
+    moved["regarding"] = json!({"kind": "Pod", "name": "p", "namespace": ns});
+    let r = c
+        .client()
+        .put(&format!("{system}/{name}"), &moved)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        c.client()
+            .delete(&format!("{system}/{name}"))
+            .await
+            .unwrap()
+            .status,
+        200
+    );
+}

@@ -4,13 +4,14 @@
 use kcache_core::StatusCause;
 use serde_json::Value;
 
+use super::event_validation::validate_event;
 use crate::resources::crd_schema::{self, causes::required};
 use crate::resources::ResourceInfo;
 
-const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+pub(super) const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
-fn invalid(field: &str, value: &str, detail: &str) -> StatusCause {
+pub(super) fn invalid(field: &str, value: &str, detail: &str) -> StatusCause {
     StatusCause {
         type_: "FieldValueInvalid".into(),
         message: format!("Invalid value: {value:?}: {detail}"),
@@ -39,7 +40,7 @@ fn path_segment_problem(name: &str) -> Option<String> {
         .map(|c| format!("may not contain '{c}'"))
 }
 
-fn is_subdomain(s: &str) -> bool {
+pub(super) fn is_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_label)
 }
 
@@ -92,6 +93,7 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
                 }
             }
         }
+        ("", "events") | ("events.k8s.io", "events") => causes.extend(validate_event(obj)),
         ("apps", "deployments") if !spec["selector"].is_object() => {
             causes.push(required("spec.selector", ""));
         }
