@@ -431,3 +431,62 @@ async fn events_agree_with_their_involved_objects_namespace() {
         200
     );
 }
+
+/// A request without credentials to a server that checks tokens runs as `system:anonymous`
+/// (kube-apiserver's default `--anonymous-auth`): it may read the version and health, and
+/// everything else is 403 worded from the request; a wrong token is 401 everywhere.
+#[tokio::test]
+async fn requests_without_credentials_are_the_anonymous_users() {
+    let c = cluster().await;
+    let ns = c.create_namespace("anonymous").await.unwrap();
+    let anonymous = kcache_testing::RawClient::new(c.base_url(), c.ca_pem(), None).unwrap();
+    for path in ["/version", "/healthz"] {
+        assert_eq!(anonymous.get(path).await.unwrap().status, 200, "{path}");
+    }
+    let refused = |r: kcache_testing::RawResponse| {
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["reason"], "Forbidden");
+        let message = r.body["message"].as_str().unwrap().to_string();
+        (message, r.body["details"].clone())
+    };
+    let (message, details) = refused(anonymous.get("/api").await.unwrap());
+    assert_eq!(
+        message,
+        r#"forbidden: User "system:anonymous" cannot get path "/api""#
+    );
+    assert_eq!(details, json!({}));
+    let log = format!("/api/v1/namespaces/{ns}/pods/x/log");
+    let (message, details) = refused(anonymous.get(&log).await.unwrap());
+    assert_eq!(
+        message,
+        format!(
+            r#"pods "x" is forbidden: User "system:anonymous" cannot get resource "pods/log" in API group "" in the namespace "{ns}""#
+        )
+    );
+    assert_eq!(details, json!({"name": "x", "kind": "pods"}));
+    let r = anonymous
+        .get("/apis/apps/v1/deployments?watch=true")
+        .await
+        .unwrap();
+    let (message, details) = refused(r);
+    assert_eq!(
+        message,
+        r#"deployments.apps is forbidden: User "system:anonymous" cannot watch resource "deployments" in API group "apps" at the cluster scope"#
+    );
+    assert_eq!(details, json!({"group": "apps", "kind": "deployments"}));
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+    let r = anonymous
+        .post(&format!("/api/v1/namespaces/{ns}/configmaps"), &cm)
+        .await
+        .unwrap();
+    assert!(refused(r)
+        .0
+        .contains(r#"cannot create resource "configmaps""#));
+
+    let wrong = kcache_testing::RawClient::new(c.base_url(), c.ca_pem(), Some("wrong")).unwrap();
+    for path in ["/version", "/api"] {
+        let r = wrong.get(path).await.unwrap();
+        assert_eq!(r.status, 401, "{path}: {}", r.body);
+        assert_eq!(r.body["reason"], "Unauthorized");
+    }
+}
