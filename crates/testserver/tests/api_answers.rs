@@ -354,6 +354,10 @@ async fn events_agree_with_their_involved_objects_namespace() {
         .post(&events_v1, &with(reporter.clone(), "a", regarding))
         .await
         .unwrap();
+    // Named as the core kind it is validated as, whichever group the write came in.
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Event \"a\" is invalid: "), "{message}");
+    assert_eq!(r.body["details"]["group"], json!(null));
     assert_eq!(refused(r), [mismatch("")]);
 
     // Old-style core events: a cluster-scoped object's in `default` only, a namespaced

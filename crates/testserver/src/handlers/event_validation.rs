@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::validation::{invalid, is_subdomain, SUBDOMAIN_MSG};
 use crate::resources::crd_schema::causes::required;
+use crate::resources::ResourceInfo;
 
 const QUALIFIED_NAME_MSG: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
@@ -25,6 +26,21 @@ const LIMITS: [(&str, &str, usize); 4] = [
     ("reason", "reason", 128),
     ("message", "message", 1024),
 ];
+
+/// Whether `res` is one of the Event resources (core `v1` or `events.k8s.io`).
+pub(super) fn is_event(res: &ResourceInfo) -> bool {
+    res.api.plural == "events" && matches!(res.api.group.as_str(), "" | "events.k8s.io")
+}
+
+/// The group a 422 about an object of `res` names: the real server validates every Event as
+/// its internal core `Event`, so an `events.k8s.io` write is refused as `Event "x" is invalid`.
+pub(super) fn invalid_group(res: &ResourceInfo) -> &str {
+    if is_event(res) {
+        ""
+    } else {
+        &res.api.group
+    }
+}
 
 /// The problems with `event`, a core-shaped (stored) Event (empty: valid).
 pub(super) fn validate_event(event: &Value) -> Vec<StatusCause> {

@@ -4,7 +4,7 @@
 use kcache_core::StatusCause;
 use serde_json::Value;
 
-use super::event_validation::validate_event;
+use super::event_validation::{is_event, validate_event};
 use crate::resources::crd_schema::{self, causes::required};
 use crate::resources::ResourceInfo;
 
@@ -93,7 +93,7 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
                 }
             }
         }
-        ("", "events") | ("events.k8s.io", "events") => causes.extend(validate_event(obj)),
+        _ if is_event(res) => causes.extend(validate_event(obj)),
         ("apps", "deployments") if !spec["selector"].is_object() => {
             causes.push(required("spec.selector", ""));
         }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::{services, Target};
 use crate::fieldmanager::record_update;
+use crate::handlers::event_validation::invalid_group;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
 use crate::http::responses::{json_response, ApiError, ApiResult};
@@ -105,8 +106,9 @@ fn invalid_or_ok(res: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
     if causes.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::invalid(
-            res,
+        Err(ApiError::invalid_kind(
+            invalid_group(res),
+            &res.api.kind,
             obj["metadata"]["name"].as_str().unwrap_or_default(),
             causes,
         ))
