@@ -1,6 +1,7 @@
 //! CustomResourceDefinitions written as `apiextensions.k8s.io/v1beta1` (as clients of 1.20.2
 //! still do: the Python client's dynamic tests) and read as v1 and v1beta1: one object, each
-//! version's shape and defaults, its custom resources served. Run on both servers.
+//! version's shape and defaults, its custom resources served (and deleted with a `Status`).
+//! Run on both servers.
 
 use std::time::Duration;
 
@@ -95,6 +96,23 @@ async fn a_v1beta1_crd_is_read_as_v1_and_serves_its_resources() {
         .unwrap();
     assert_eq!(st.status, 200, "{}", st.body);
     assert_eq!(st.body["status"]["ready"], true);
+    // Deleting one answers a `Status`, as 1.20.2's custom resource storage does (kube-rs's
+    // crd_api example would fail on an answer with the object).
+    let gone = c.client().delete(&format!("{base}/g")).await.unwrap();
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    let uid = created.unwrap()["metadata"]["uid"].clone();
+    assert_eq!(
+        (
+            &gone.body["kind"],
+            &gone.body["status"],
+            &gone.body["details"]
+        ),
+        (
+            &json!("Status"),
+            &json!("Success"),
+            &json!({"name": "g", "group": group, "kind": "gizmos", "uid": uid})
+        )
+    );
 
     // An update through v1beta1 lands in the one object, seen through v1.
     let mut update = c
