@@ -314,3 +314,46 @@ async fn crds_without_structural_schemas_are_refused() {
         );
     }
 }
+
+/// A custom resource written through a version other than the storage version is pruned
+/// against the storage version's schema too, as 1.20.2 stores it: a field only the written
+/// version knows is gone from the answer (kube-rs's crd_derive_multi example relies on it).
+#[tokio::test]
+async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-storage-prune").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let spec_with = |field: &str| {
+        json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"name": {"type": "string"}, field: {"type": "integer"}}}}}})
+    };
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": false, "schema": spec_with("old")},
+                {"name": "v2", "served": true, "storage": true, "schema": spec_with("new")}]}});
+    let r = c.client().post(CRDS, &crd).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let base = format!("/apis/{group}/v1/namespaces/{ns}/widgets");
+    let widget = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"name": "n", "old": 1, "new": 2}});
+    let mut created = None;
+    for _ in 0..100 {
+        let r = c.client().post(&base, &widget).await.unwrap();
+        if r.status == 201 {
+            created = Some(r.body);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let created = created.expect("the CRD's resource gets served");
+    // `new` is unknown to v1 and `old` to the storage version v2: only `name` is kept.
+    assert_eq!(created["spec"], json!({"name": "n"}), "{created}");
+    let del = c
+        .client()
+        .delete(&format!("{CRDS}/widgets.{group}"))
+        .await
+        .unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+}
