@@ -350,10 +350,39 @@ async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
     let created = created.expect("the CRD's resource gets served");
     // `new` is unknown to v1 and `old` to the storage version v2: only `name` is kept.
     assert_eq!(created["spec"], json!({"name": "n"}), "{created}");
-    let del = c
-        .client()
-        .delete(&format!("{CRDS}/widgets.{group}"))
-        .await
-        .unwrap();
+
+    // Once v1 is the storage version (a CRD update), a write through v2 loses `new`.
+    let crd_path = format!("{CRDS}/widgets.{group}");
+    let mut put = None;
+    for _ in 0..20 {
+        let mut cur = c.client().get(&crd_path).await.unwrap().body;
+        cur["spec"]["versions"][0]["storage"] = json!(true);
+        cur["spec"]["versions"][1]["storage"] = json!(false);
+        let r = c.client().put(&crd_path, &cur).await.unwrap();
+        // A real cluster's controller may write the status meanwhile: read again.
+        if r.status != 409 {
+            put = Some(r);
+            break;
+        }
+    }
+    let put = put.expect("the CRD update lands");
+    assert_eq!(put.status, 200, "{}", put.body);
+    let v2 = format!("/apis/{group}/v2/namespaces/{ns}/widgets");
+    let mut second = widget.clone();
+    second["apiVersion"] = json!(format!("{group}/v2"));
+    // The real server serves the updated CRD a moment later: one new object per try.
+    let mut spec = Value::Null;
+    for i in 0..50 {
+        second["metadata"]["name"] = json!(format!("w{i}"));
+        let r = c.client().post(&v2, &second).await.unwrap();
+        assert_eq!(r.status, 201, "{}", r.body);
+        spec = r.body["spec"].clone();
+        if spec == json!({"name": "n"}) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(spec, json!({"name": "n"}));
+    let del = c.client().delete(&crd_path).await.unwrap();
     assert_eq!(del.status, 200, "{}", del.body);
 }

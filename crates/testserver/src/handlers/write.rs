@@ -386,7 +386,13 @@ pub(crate) fn update_stored(
             state.storage.put(res, &key, Expect::Rv(current.rv), next)
         };
         match result {
-            Ok(stored) => return Ok(conversion::present(res, stored)),
+            Ok(stored) => {
+                if res.api.plural == "customresourcedefinitions" && !(deleting && no_finalizers) {
+                    state.resources.update_crd(&cur, &stored.value());
+                    crate::autoregister::sync(state);
+                }
+                return Ok(conversion::present(res, stored));
+            }
             Err(CommitError::Conflict) if !explicit => continue,
             Err(CommitError::Conflict) => {
                 return Err(ApiError::conflict(res, name, ApiError::MODIFIED))
