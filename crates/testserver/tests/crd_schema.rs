@@ -315,9 +315,10 @@ async fn crds_without_structural_schemas_are_refused() {
     }
 }
 
-/// A custom resource written through a version other than the storage version is pruned
-/// against the storage version's schema too, as 1.20.2 stores it: a field only the written
-/// version knows is gone from the answer (kube-rs's crd_derive_multi example relies on it).
+/// A custom resource written through a version other than the storage version is validated in
+/// that version and then pruned against the storage version's schema, as 1.20.2 stores it: a
+/// field only the written version knows is gone from the answer (kube-rs's crd_derive_multi
+/// example relies on it), also after a CRD update moves the storage version.
 #[tokio::test]
 async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
     let c = cluster().await;
@@ -325,6 +326,7 @@ async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
     let group = format!("{ns}.example.com");
     let spec_with = |field: &str| {
         json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "required": [field],
             "properties": {"name": {"type": "string"}, field: {"type": "integer"}}}}}})
     };
     let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -348,7 +350,8 @@ async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let created = created.expect("the CRD's resource gets served");
-    // `new` is unknown to v1 and `old` to the storage version v2: only `name` is kept.
+    // `new` is unknown to v1 and `old` to the storage version v2: only `name` is kept (the
+    // object is validated in v1, which requires `old`, before it is pruned for storage).
     assert_eq!(created["spec"], json!({"name": "n"}), "{created}");
 
     // Once v1 is the storage version (a CRD update), a write through v2 loses `new`.

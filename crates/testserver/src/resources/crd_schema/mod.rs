@@ -71,7 +71,13 @@ pub(crate) fn on_write(res: &ResourceInfo, obj: &mut Value) {
     defaults::apply(obj, root);
     // Defaults hold only specified fields, as the real server prunes them at CRD creation.
     prune::prune_root(obj, root);
-    if let Some(storage) = &schema.storage_root {
+}
+
+/// A validated custom resource as it is stored: pruned against the storage version's schema
+/// when it was written through another version (1.20.2 prunes as it converts the object for
+/// storage, after validating it in the version it came in).
+pub(crate) fn prune_to_storage(res: &ResourceInfo, obj: &mut Value) {
+    if let Some(storage) = res.schema.as_ref().and_then(|s| s.storage_root.as_ref()) {
         prune::prune_root(obj, storage);
     }
 }
