@@ -113,6 +113,15 @@ async fn a_v1beta1_crd_is_read_as_v1_and_serves_its_resources() {
             &json!({"name": "g", "group": group, "kind": "gizmos", "uid": uid})
         )
     );
+    // Deleting the collection answers the list as it was, whatever one DELETE answers.
+    let mut h = gizmo.clone();
+    h["metadata"]["name"] = json!("h");
+    assert_eq!(c.client().post(&base, &h).await.unwrap().status, 201);
+    let gone = c.client().delete(&base).await.unwrap();
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    assert_eq!(gone.body["kind"], "GizmoList");
+    assert_eq!(names(&gone.body), ["h"]);
+    assert_eq!(gone.body["items"][0]["kind"], "Gizmo");
 
     // An update through v1beta1 lands in the one object, seen through v1.
     let mut update = c
