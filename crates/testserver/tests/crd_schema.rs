@@ -8,7 +8,7 @@ use std::time::Duration;
 use kcache_testing::TestCluster;
 use serde_json::{json, Value};
 
-use crate::common::cluster;
+use crate::common::{cluster, create_when_served};
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -340,16 +340,7 @@ async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
     let base = format!("/apis/{group}/v1/namespaces/{ns}/widgets");
     let widget = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
         "metadata": {"name": "w"}, "spec": {"name": "n", "old": 1, "new": 2}});
-    let mut created = None;
-    for _ in 0..100 {
-        let r = c.client().post(&base, &widget).await.unwrap();
-        if r.status == 201 {
-            created = Some(r.body);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let created = created.expect("the CRD's resource gets served");
+    let created = create_when_served(&c, &base, &widget).await;
     // `new` is unknown to v1 and `old` to the storage version v2: only `name` is kept (the
     // object is validated in v1, which requires `old`, before it is pruned for storage).
     assert_eq!(created["spec"], json!({"name": "n"}), "{created}");

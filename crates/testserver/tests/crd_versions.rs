@@ -3,11 +3,9 @@
 //! version's shape and defaults, its custom resources served (and deleted with a `Status`).
 //! Run on both servers.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
-use crate::common::{cluster, names};
+use crate::common::{cluster, create_when_served, names};
 
 const V1: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const V1BETA1: &str = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions";
@@ -75,16 +73,7 @@ async fn a_v1beta1_crd_is_read_as_v1_and_serves_its_resources() {
     // Its custom resources (the real server serves them once the CRD is established).
     let base = format!("/apis/{group}/v1/namespaces/{ns}/gizmos");
     let gizmo = json!({"apiVersion": format!("{group}/v1"), "kind": "Gizmo", "metadata": {"name": "g"}, "spec": {}});
-    let mut created = None;
-    for _ in 0..100 {
-        let r = c.client().post(&base, &gizmo).await.unwrap();
-        if r.status == 201 {
-            created = Some(r.body);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(created.is_some(), "the CRD's resource gets served");
+    let created = create_when_served(&c, &base, &gizmo).await;
     let st = c
         .client()
         .patch(
@@ -100,7 +89,7 @@ async fn a_v1beta1_crd_is_read_as_v1_and_serves_its_resources() {
     // crd_api example would fail on an answer with the object).
     let gone = c.client().delete(&format!("{base}/g")).await.unwrap();
     assert_eq!(gone.status, 200, "{}", gone.body);
-    let uid = created.unwrap()["metadata"]["uid"].clone();
+    let uid = created["metadata"]["uid"].clone();
     assert_eq!(
         (
             &gone.body["kind"],
