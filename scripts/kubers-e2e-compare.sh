@@ -55,9 +55,13 @@ kube-runtime:"
 binaries=""
 for build in $builds; do
     crate=${build%%:*}; features=${build#*:}
-    bin=$(cd "$suite" && cargo test --no-run --message-format=json -p "$crate" ${features:+--features "$features"} 2>/dev/null |
+    bin=$(cd "$suite" && cargo test --no-run --message-format=json -p "$crate" ${features:+--features "$features"} 2>"$suite/build.log" |
         grep '"profile":{[^}]*"test":true' | grep -o '"executable":"[^"]*"' | cut -d'"' -f4 | head -1)
-    if [ -z "$bin" ]; then echo "building $crate's tests failed: cd $suite && cargo test --no-run -p $crate" >&2; exit 2; fi
+    if [ -z "$bin" ]; then
+        echo "building $crate's tests failed ($suite/build.log):" >&2
+        tail -20 "$suite/build.log" >&2
+        exit 2
+    fi
     binaries="$binaries $crate=$bin"
 done
 # The ignored tests that talk to a cluster: every one but the exec-credential tests in
