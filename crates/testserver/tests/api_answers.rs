@@ -312,3 +312,185 @@ async fn services_are_defaulted_and_given_addresses_and_ports() {
         "spec.clusterIPs[0]"
     );
 }
+
+/// kube-apiserver 1.20.2 checks that an Event's namespace agrees with its involved object's in
+/// every version, and that an event with an `eventTime` names its reporter: an `eventTime`
+/// event about a cluster-scoped object belongs in `kube-system` (the `default` namespace
+/// kube-rs's and client-go's recorders pick is refused), an old-style one in `default`.
+#[tokio::test]
+async fn events_agree_with_their_involved_objects_namespace() {
+    let c = cluster().await;
+    let ns = c.create_namespace("event-ns").await.unwrap();
+    let core = |ns: &str| format!("/api/v1/namespaces/{ns}/events");
+    let node = json!({"kind": "Node", "name": ns, "apiVersion": "v1"});
+    let time = "2021-01-13T13:20:00.000000Z";
+    let reporter = json!({"reportingController": "example.com/ctl", "reportingInstance": "i",
+        "action": "Test", "reason": "Test", "type": "Normal", "eventTime": time});
+    let with = |mut base: serde_json::Value, name: &str, extra: serde_json::Value| {
+        base["metadata"] = json!({"name": name});
+        for (k, v) in extra.as_object().unwrap() {
+            base[k] = v.clone();
+        }
+        base
+    };
+    let refused = |r: kcache_testing::RawResponse| {
+        assert_eq!(r.status, 422, "{}", r.body);
+        r.body["details"]["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{} {}", c["field"].as_str().unwrap(), c["message"]))
+            .collect::<Vec<_>>()
+    };
+    let mismatch = |v: &str| {
+        format!("involvedObject.namespace \"Invalid value: \\\"{v}\\\": does not match event.namespace\"")
+    };
+
+    // events.k8s.io/v1, about a cluster-scoped object, in a namespace other than kube-system.
+    let events_v1 = format!("/apis/events.k8s.io/v1/namespaces/{ns}/events");
+    let regarding = json!({"regarding": node});
+    let r = c
+        .client()
+        .post(&events_v1, &with(reporter.clone(), "a", regarding))
+        .await
+        .unwrap();
+    // Named as the core kind it is validated as, whichever group the write came in.
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("Event \"a\" is invalid: "), "{message}");
+    assert_eq!(r.body["details"]["group"], json!(null));
+    assert_eq!(refused(r), [mismatch("")]);
+
+    // Old-style core events: a cluster-scoped object's in `default` only, a namespaced
+    // object's in its own namespace.
+    let old = json!({"involvedObject": node, "reason": "Test"});
+    let r = c
+        .client()
+        .post(&core(&ns), &with(old.clone(), "b", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(refused(r), [mismatch("")]);
+    let pod = json!({"kind": "Pod", "name": "p", "namespace": "elsewhere"});
+    let other = with(old.clone(), "c", json!({"involvedObject": pod}));
+    let r = c.client().post(&core(&ns), &other).await.unwrap();
+    assert_eq!(refused(r), [mismatch("elsewhere")]);
+    let name = format!("{ns}.old");
+    let path = format!("{}/{name}", core("default"));
+    let r = c
+        .client()
+        .post(&core("default"), &with(old, &name, json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    // An update is checked too.
+    let mut moved = r.body.clone();
+    moved["involvedObject"]["namespace"] = json!(ns);
+    let r = c.client().put(&path, &moved).await.unwrap();
+    assert_eq!(refused(r), [mismatch(&ns)]);
+    assert_eq!(c.client().delete(&path).await.unwrap().status, 200);
+
+    // A core event with an eventTime must name its reporter, action and reason.
+    let own = json!({"kind": "Pod", "name": "p", "namespace": ns});
+    let timed = json!({"involvedObject": own, "eventTime": time, "reason": "Test"});
+    let r = c
+        .client()
+        .post(&core(&ns), &with(timed, "d", json!({})))
+        .await
+        .unwrap();
+    let fields: Vec<String> = refused(r)
+        .iter()
+        .map(|c| c.split(' ').next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            "reportingController",
+            "reportingController",
+            "reportingController",
+            "reportingInstance",
+            "action"
+        ]
+    );
+
+    // An events.k8s.io event about a node is stored in kube-system; once it has an eventTime,
+    // the server compares a namespaced object's namespace with nothing.
+    let name = format!("{ns}.node");
+    let system = "/apis/events.k8s.io/v1/namespaces/kube-system/events";
+    let ok = with(reporter.clone(), &name, json!({"regarding": node}));
+    let r = c.client().post(system, &ok).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let mut moved = r.body.clone();
+    moved["regarding"] = json!({"kind": "Pod", "name": "p", "namespace": ns});
+    let r = c
+        .client()
+        .put(&format!("{system}/{name}"), &moved)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        c.client()
+            .delete(&format!("{system}/{name}"))
+            .await
+            .unwrap()
+            .status,
+        200
+    );
+}
+
+/// A request without credentials to a server that checks tokens runs as `system:anonymous`
+/// (kube-apiserver's default `--anonymous-auth`): it may read the version and health, and
+/// everything else is 403 worded from the request; a wrong token is 401 everywhere.
+#[tokio::test]
+async fn requests_without_credentials_are_the_anonymous_users() {
+    let c = cluster().await;
+    let ns = c.create_namespace("anonymous").await.unwrap();
+    let anonymous = kcache_testing::RawClient::new(c.base_url(), c.ca_pem(), None).unwrap();
+    for path in ["/version", "/healthz"] {
+        assert_eq!(anonymous.get(path).await.unwrap().status, 200, "{path}");
+    }
+    let refused = |r: kcache_testing::RawResponse| {
+        assert_eq!(r.status, 403, "{}", r.body);
+        assert_eq!(r.body["reason"], "Forbidden");
+        let message = r.body["message"].as_str().unwrap().to_string();
+        (message, r.body["details"].clone())
+    };
+    let (message, details) = refused(anonymous.get("/api").await.unwrap());
+    assert_eq!(
+        message,
+        r#"forbidden: User "system:anonymous" cannot get path "/api""#
+    );
+    assert_eq!(details, json!({}));
+    let log = format!("/api/v1/namespaces/{ns}/pods/x/log");
+    let (message, details) = refused(anonymous.get(&log).await.unwrap());
+    assert_eq!(
+        message,
+        format!(
+            r#"pods "x" is forbidden: User "system:anonymous" cannot get resource "pods/log" in API group "" in the namespace "{ns}""#
+        )
+    );
+    assert_eq!(details, json!({"name": "x", "kind": "pods"}));
+    let r = anonymous
+        .get("/apis/apps/v1/deployments?watch=true")
+        .await
+        .unwrap();
+    let (message, details) = refused(r);
+    assert_eq!(
+        message,
+        r#"deployments.apps is forbidden: User "system:anonymous" cannot watch resource "deployments" in API group "apps" at the cluster scope"#
+    );
+    assert_eq!(details, json!({"group": "apps", "kind": "deployments"}));
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+    let r = anonymous
+        .post(&format!("/api/v1/namespaces/{ns}/configmaps"), &cm)
+        .await
+        .unwrap();
+    assert!(refused(r)
+        .0
+        .contains(r#"cannot create resource "configmaps""#));
+
+    let wrong = kcache_testing::RawClient::new(c.base_url(), c.ca_pem(), Some("wrong")).unwrap();
+    for path in ["/version", "/api"] {
+        let r = wrong.get(path).await.unwrap();
+        assert_eq!(r.status, 401, "{path}: {}", r.body);
+        assert_eq!(r.body["reason"], "Unauthorized");
+    }
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use kcache_testing::TestCluster;
 use serde_json::{json, Value};
 
-use crate::common::cluster;
+use crate::common::{cluster, create_when_served};
 
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 
@@ -313,4 +313,70 @@ async fn crds_without_structural_schemas_are_refused() {
             json!([{"reason": reason, "message": message, "field": field}])
         );
     }
+}
+
+/// A custom resource written through a version other than the storage version is validated in
+/// that version and then pruned against the storage version's schema, as 1.20.2 stores it: a
+/// field only the written version knows is gone from the answer (kube-rs's crd_derive_multi
+/// example relies on it), also after a CRD update moves the storage version.
+#[tokio::test]
+async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
+    let c = cluster().await;
+    let ns = c.create_namespace("crd-storage-prune").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let spec_with = |field: &str| {
+        json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "required": [field],
+            "properties": {"name": {"type": "string"}, field: {"type": "integer"}}}}}})
+    };
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": false, "schema": spec_with("old")},
+                {"name": "v2", "served": true, "storage": true, "schema": spec_with("new")}]}});
+    let r = c.client().post(CRDS, &crd).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let base = format!("/apis/{group}/v1/namespaces/{ns}/widgets");
+    let widget = json!({"apiVersion": format!("{group}/v1"), "kind": "Widget",
+        "metadata": {"name": "w"}, "spec": {"name": "n", "old": 1, "new": 2}});
+    let created = create_when_served(&c, &base, &widget).await;
+    // `new` is unknown to v1 and `old` to the storage version v2: only `name` is kept (the
+    // object is validated in v1, which requires `old`, before it is pruned for storage).
+    assert_eq!(created["spec"], json!({"name": "n"}), "{created}");
+
+    // Once v1 is the storage version (a CRD update), a write through v2 loses `new`.
+    let crd_path = format!("{CRDS}/widgets.{group}");
+    let mut put = None;
+    for _ in 0..20 {
+        let mut cur = c.client().get(&crd_path).await.unwrap().body;
+        cur["spec"]["versions"][0]["storage"] = json!(true);
+        cur["spec"]["versions"][1]["storage"] = json!(false);
+        let r = c.client().put(&crd_path, &cur).await.unwrap();
+        // A real cluster's controller may write the status meanwhile: read again.
+        if r.status != 409 {
+            put = Some(r);
+            break;
+        }
+    }
+    let put = put.expect("the CRD update lands");
+    assert_eq!(put.status, 200, "{}", put.body);
+    let v2 = format!("/apis/{group}/v2/namespaces/{ns}/widgets");
+    let mut second = widget.clone();
+    second["apiVersion"] = json!(format!("{group}/v2"));
+    // The real server serves the updated CRD a moment later: one new object per try.
+    let mut spec = Value::Null;
+    for i in 0..50 {
+        second["metadata"]["name"] = json!(format!("w{i}"));
+        let r = c.client().post(&v2, &second).await.unwrap();
+        assert_eq!(r.status, 201, "{}", r.body);
+        spec = r.body["spec"].clone();
+        if spec == json!({"name": "n"}) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(spec, json!({"name": "n"}));
+    let del = c.client().delete(&crd_path).await.unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
 }

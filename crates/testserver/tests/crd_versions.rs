@@ -1,12 +1,11 @@
 //! CustomResourceDefinitions written as `apiextensions.k8s.io/v1beta1` (as clients of 1.20.2
 //! still do: the Python client's dynamic tests) and read as v1 and v1beta1: one object, each
-//! version's shape and defaults, its custom resources served. Run on both servers.
-
-use std::time::Duration;
+//! version's shape and defaults, its custom resources served (and deleted with a `Status`).
+//! Run on both servers.
 
 use serde_json::{json, Value};
 
-use crate::common::{cluster, names};
+use crate::common::{cluster, create_when_served, names};
 
 const V1: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const V1BETA1: &str = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions";
@@ -74,16 +73,7 @@ async fn a_v1beta1_crd_is_read_as_v1_and_serves_its_resources() {
     // Its custom resources (the real server serves them once the CRD is established).
     let base = format!("/apis/{group}/v1/namespaces/{ns}/gizmos");
     let gizmo = json!({"apiVersion": format!("{group}/v1"), "kind": "Gizmo", "metadata": {"name": "g"}, "spec": {}});
-    let mut created = None;
-    for _ in 0..100 {
-        let r = c.client().post(&base, &gizmo).await.unwrap();
-        if r.status == 201 {
-            created = Some(r.body);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(created.is_some(), "the CRD's resource gets served");
+    let created = create_when_served(&c, &base, &gizmo).await;
     let st = c
         .client()
         .patch(
@@ -95,6 +85,32 @@ async fn a_v1beta1_crd_is_read_as_v1_and_serves_its_resources() {
         .unwrap();
     assert_eq!(st.status, 200, "{}", st.body);
     assert_eq!(st.body["status"]["ready"], true);
+    // Deleting one answers a `Status`, as 1.20.2's custom resource storage does (kube-rs's
+    // crd_api example would fail on an answer with the object).
+    let gone = c.client().delete(&format!("{base}/g")).await.unwrap();
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    let uid = created["metadata"]["uid"].clone();
+    assert_eq!(
+        (
+            &gone.body["kind"],
+            &gone.body["status"],
+            &gone.body["details"]
+        ),
+        (
+            &json!("Status"),
+            &json!("Success"),
+            &json!({"name": "g", "group": group, "kind": "gizmos", "uid": uid})
+        )
+    );
+    // Deleting the collection answers the list as it was, whatever one DELETE answers.
+    let mut h = gizmo.clone();
+    h["metadata"]["name"] = json!("h");
+    assert_eq!(c.client().post(&base, &h).await.unwrap().status, 201);
+    let gone = c.client().delete(&base).await.unwrap();
+    assert_eq!(gone.status, 200, "{}", gone.body);
+    assert_eq!(gone.body["kind"], "GizmoList");
+    assert_eq!(names(&gone.body), ["h"]);
+    assert_eq!(gone.body["items"][0]["kind"], "Gizmo");
 
     // An update through v1beta1 lands in the one object, seen through v1.
     let mut update = c

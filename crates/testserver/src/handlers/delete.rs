@@ -224,10 +224,13 @@ pub(crate) fn delete_collection(
             ..t.clone()
         };
         match delete_one(state, &target, &obj.name, &opts) {
-            Ok(v) => items.push(conversion::present_value(&t.res, v)),
+            Ok(_) => {}
             Err(e) if e.status.is_not_found() => {}
             Err(e) => return Err(e),
         }
+        // The answer is the list as it was read before deleting (the real `DeleteCollection`
+        // returns its list), whatever a single DELETE of the resource answers.
+        items.push(conversion::present_value(&t.res, obj.value()));
     }
     let body = json!({"kind": t.res.list_kind(), "apiVersion": t.res.api.api_version(),
                       "metadata": {"resourceVersion": state.storage.current_rev().to_string()}, "items": items});

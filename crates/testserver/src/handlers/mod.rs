@@ -3,6 +3,7 @@
 
 mod delete;
 pub(crate) mod discovery;
+mod event_validation;
 mod list_body;
 pub(crate) mod meta;
 mod openapi_crd;

@@ -4,6 +4,7 @@
 use kcache_core::StatusCause;
 use serde_json::Value;
 
+use super::event_validation::{is_event, validate_event};
 use crate::http::query::go_quote;
 use crate::resources::crd_schema;
 use crate::resources::crd_schema::causes::{invalid, required};
@@ -71,6 +72,7 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
                 }
             }
         }
+        _ if is_event(res) => causes.extend(validate_event(obj)),
         ("apps", "deployments") if !spec["selector"].is_object() => {
             causes.push(required("spec.selector", ""));
         }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::{services, workload_defaults, Target};
 use crate::fieldmanager::record_update;
+use crate::handlers::event_validation::invalid_group;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
 use crate::handlers::validation::validate;
 use crate::http::protobuf_body;
@@ -115,8 +116,9 @@ fn invalid_or_ok(res: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
     if causes.is_empty() {
         Ok(())
     } else {
-        Err(ApiError::invalid(
-            res,
+        Err(ApiError::invalid_kind(
+            invalid_group(res),
+            &res.api.kind,
             obj["metadata"]["name"].as_str().unwrap_or_default(),
             causes,
         ))
@@ -267,6 +269,7 @@ pub(crate) fn create_stored(
         };
         obj["metadata"]["name"] = json!(name);
         invalid_or_ok(res, &obj)?;
+        crd_schema::prune_to_storage(res, &mut obj);
         let key = object_key(t.namespace.as_deref().filter(|_| res.api.namespaced), &name);
         if t.dry_run {
             // What the API server's dry run answers: the object as it would be created, uid
@@ -401,6 +404,7 @@ pub(crate) fn update_stored(
             record_update(res, Some(&cur), &mut next, manager);
         }
         invalid_or_ok(res, &next)?;
+        crd_schema::prune_to_storage(res, &mut next);
         if next == cur {
             return Ok(conversion::present(res, current));
         }
@@ -420,7 +424,13 @@ pub(crate) fn update_stored(
             state.storage.put(res, &key, Expect::Rv(current.rv), next)
         };
         match result {
-            Ok(stored) => return Ok(conversion::present(res, stored)),
+            Ok(stored) => {
+                if res.api.plural == "customresourcedefinitions" && !(deleting && no_finalizers) {
+                    state.resources.update_crd(&cur, &stored.value());
+                    crate::autoregister::sync(state);
+                }
+                return Ok(conversion::present(res, stored));
+            }
             Err(CommitError::Conflict) if !explicit => continue,
             Err(CommitError::Conflict) => {
                 return Err(ApiError::conflict(res, name, ApiError::MODIFIED))

@@ -4,6 +4,7 @@
 //! like kube-apiserver's. Faults are injected here, between the wire and the handlers, so a
 //! client sees them exactly as it would see a real server's failures.
 
+pub(crate) mod anonymous;
 pub(crate) mod auth;
 pub(crate) mod compress;
 pub(crate) mod faults;

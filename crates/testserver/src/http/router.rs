@@ -1,5 +1,5 @@
-//! Routing one request: health, authentication, injected faults, body limit, then discovery or
-//! a resource handler. Every error becomes a `Status` response; nothing here panics on input.
+//! Routing one request: authentication (and the anonymous user's authorization), health,
+//! injected faults, body limit, then discovery or a resource handler. Every error becomes a `Status` response; nothing here panics on input.
 
 use std::sync::Arc;
 
@@ -7,7 +7,8 @@ use bytes::Bytes;
 use http::{header, HeaderMap, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 
-use super::auth;
+use super::anonymous;
+use super::auth::{self, Caller};
 use super::compress;
 use super::negotiation;
 use crate::handlers::{discovery, dispatch, openapi_v2, Target};
@@ -143,14 +144,15 @@ where
 {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
+    let query = Query::parse(parts.uri.query());
+    if auth::authenticate(state.config.token.as_deref(), &parts.headers)? == Caller::Anonymous {
+        anonymous::authorize(&parts.method, &path, &query)?;
+    }
     if matches!(path.as_str(), "/healthz" | "/readyz" | "/livez") {
         return Ok(Response::builder()
             .header(header::CONTENT_TYPE, "text/plain; charset=utf-8")
             .body(full("ok"))
             .expect("static headers are valid"));
-    }
-    if path != "/version" {
-        auth::check(state.config.token.as_deref(), &parts.headers)?;
     }
     if path == EXPIRE_WATCHES {
         return expire_watches(state, &parts.method);

@@ -70,7 +70,8 @@ pub(super) fn resources(crd: &Value) -> Vec<ResourceInfo> {
                         .map(|m| m.keys().cloned().collect())
                         .unwrap_or_default(),
                 },
-                returns_deleted_object: true,
+                // 1.20.2's custom resource storage answers a DELETE with a `Status`.
+                returns_deleted_object: false,
                 has_generation: true,
                 fields: Vec::new(),
                 storage_id: format!("{group}/{plural}").into(),

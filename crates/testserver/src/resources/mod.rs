@@ -203,6 +203,19 @@ impl ResourceTable {
         }
     }
 
+    /// Serves an updated CRD's resources as it now defines them (versions, schemas, storage
+    /// version); their stored objects stay.
+    pub(crate) fn update_crd(&self, old: &Value, new: &Value) {
+        let infos = crd::resources(new);
+        let mut rows = self.rows.write();
+        for r in crd::resources(old) {
+            rows.remove(&key(&r));
+        }
+        for r in infos {
+            rows.insert(key(&r), Arc::new(r));
+        }
+    }
+
     /// Stops serving a CRD's resources; returns their storage ids.
     pub(crate) fn remove_crd(&self, crd: &Value) -> Vec<Arc<str>> {
         let mut rows = self.rows.write();

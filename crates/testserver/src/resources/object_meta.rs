@@ -16,7 +16,8 @@ use crate::http::query::go_quote;
 const DNS1123_LABEL_MAX: usize = 63;
 /// The message of an invalid DNS-1123 subdomain.
 pub(crate) const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const NAME_PART_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+/// The message of a qualified name's invalid name part.
+pub(crate) const NAME_PART_MSG: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 const QUALIFIED_MSG: &str = "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
 const LABEL_VALUE_MSG: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
 const ANNOTATIONS_MAX: usize = 256 * 1024;
@@ -53,21 +54,20 @@ pub(crate) fn is_subdomain(s: &str) -> bool {
 
 /// What is wrong with `s` as a qualified name (`IsQualifiedName`), in its order.
 pub(crate) fn qualified_name_problems(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
     let parts: Vec<&str> = s.split('/').collect();
     let name = match parts[..] {
         [name] => name,
         [prefix, name] => {
             if prefix.is_empty() {
-                return vec!["prefix part must be non-empty".into()];
-            }
-            if !is_subdomain(prefix) {
-                return vec![format!("prefix part {SUBDOMAIN_MSG}")];
+                out.push("prefix part must be non-empty".into());
+            } else if !is_subdomain(prefix) {
+                out.push(format!("prefix part {SUBDOMAIN_MSG}"));
             }
             name
         }
         _ => return vec![QUALIFIED_MSG.into()],
     };
-    let mut out = Vec::new();
     if name.is_empty() {
         out.push("name part must be non-empty".into());
     } else if name.len() > DNS1123_LABEL_MAX {

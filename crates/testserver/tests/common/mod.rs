@@ -126,3 +126,16 @@ pub fn made_by_cluster_count(list: &Value) -> usize {
         .filter(|i| made_by_cluster(i))
         .count()
 }
+
+/// Creates `obj` at `path`, a custom resource collection, retrying while its CRD is not yet
+/// served (the real server serves it once the CRD is established); the created object.
+pub async fn create_when_served(c: &TestCluster, path: &str, obj: &Value) -> Value {
+    for _ in 0..100 {
+        let r = c.client().post(path, obj).await.unwrap();
+        if r.status == 201 {
+            return r.body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{path} is never served");
+}

@@ -31,6 +31,10 @@ pub(crate) struct CrSchema {
     prune: bool,
     /// The schema has a `default` somewhere.
     has_defaults: bool,
+    /// The storage version's `openAPIV3Schema`, when that is another version and pruning
+    /// applies: 1.20.2 prunes a custom resource against it as it stores the object, so fields
+    /// only the written version knows are dropped.
+    storage_root: Option<Value>,
 }
 
 impl CrSchema {
@@ -48,10 +52,17 @@ impl CrSchema {
         let root = Some(version["schema"]["openAPIV3Schema"].clone()).filter(Value::is_object);
         let prune = spec["preserveUnknownFields"] != true && root.is_some();
         let has_defaults = prune && root.as_ref().is_some_and(defaults::any);
+        let storage_root = spec["versions"]
+            .as_array()
+            .and_then(|vs| vs.iter().find(|v| v["storage"] == true))
+            .filter(|s| prune && s["name"] != version["name"])
+            .map(|s| s["schema"]["openAPIV3Schema"].clone())
+            .filter(Value::is_object);
         Arc::new(CrSchema {
             root,
             prune,
             has_defaults,
+            storage_root,
         })
     }
 }
@@ -70,6 +81,15 @@ pub(crate) fn on_write(res: &ResourceInfo, obj: &mut Value) {
     defaults::apply(obj, root);
     // Defaults hold only specified fields, as the real server prunes them at CRD creation.
     prune::prune_root(obj, root);
+}
+
+/// A validated custom resource as it is stored: pruned against the storage version's schema
+/// when it was written through another version (1.20.2 prunes as it converts the object for
+/// storage, after validating it in the version it came in).
+pub(crate) fn prune_to_storage(res: &ResourceInfo, obj: &mut Value) {
+    if let Some(storage) = res.schema.as_ref().and_then(|s| s.storage_root.as_ref()) {
+        prune::prune_root(obj, storage);
+    }
 }
 
 /// Defaults applied to a custom resource read from storage (its schema may have gained
