@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use crate::discovery_snapshot::Kubectl;
+use crate::snapshot_kubectl::Kubectl;
 
 const GROUP: &str = "snapshot.kcache.dev";
 const VERSION: &str = "v7alpha3";

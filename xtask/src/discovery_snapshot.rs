@@ -26,11 +26,11 @@
 //! (The API server's own Lease in kube-system is left out: its name is random per start.)
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{Map, Value};
 
 use crate::envtest::{assets, certs, control_plane, run_dir, write_kubeconfig};
+use crate::snapshot_kubectl::Kubectl;
 
 /// Kinds a fresh kube-apiserver 1.20.2 creates objects of at start (resource names as kubectl
 /// takes them).
@@ -67,7 +67,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let plane = control_plane::start(&assets, &dir, &creds)?;
     let kubeconfig = dir.join("kubeconfig");
     write_kubeconfig(&kubeconfig, &plane.url, &creds)?;
-    let kubectl = Kubectl(kubeconfig);
+    let kubectl = Kubectl::new(kubeconfig);
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
 
     let version = kubectl.json(&["get", "--raw", "/version"])?;
@@ -125,48 +125,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         out.display()
     );
     Ok(())
-}
-
-/// kubectl against the snapshot's server.
-pub(crate) struct Kubectl(PathBuf);
-
-impl Kubectl {
-    fn run(&self, args: &[&str]) -> Result<std::process::Output, String> {
-        Command::new("kubectl")
-            .arg("--kubeconfig")
-            .arg(&self.0)
-            .args(args)
-            .output()
-            .map_err(|e| format!("cannot run kubectl: {e}"))
-    }
-
-    pub(crate) fn text(&self, args: &[&str]) -> Result<String, String> {
-        let output = self.run(args)?;
-        if !output.status.success() {
-            return Err(format!(
-                "`kubectl {}` failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&output.stderr)
-            ));
-        }
-        String::from_utf8(output.stdout)
-            .map_err(|e| format!("`kubectl {}` printed no UTF-8: {e}", args.join(" ")))
-    }
-
-    /// The warnings kubectl prints for the request (`Warning: ...` on stderr, one per `Warning`
-    /// header the server sent).
-    fn warnings(&self, args: &[&str]) -> Result<Vec<String>, String> {
-        Ok(String::from_utf8_lossy(&self.run(args)?.stderr)
-            .lines()
-            .filter_map(|l| l.strip_prefix("Warning: "))
-            .map(str::to_string)
-            .collect())
-    }
-
-    pub(crate) fn json(&self, args: &[&str]) -> Result<Value, String> {
-        serde_json::from_str(&self.text(args)?)
-            .map_err(|e| format!("`kubectl {}` printed no JSON: {e}", args.join(" ")))
-    }
 }
 
 /// Every discovery document a client reads, keyed by its path.

@@ -34,6 +34,7 @@ mod msrv;
 mod protobuf_schema;
 mod publish;
 mod report;
+mod snapshot_kubectl;
 mod soak;
 mod test_layout;
 

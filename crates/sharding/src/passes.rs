@@ -18,7 +18,14 @@ use tokio::time::Instant;
 use crate::conventions::Ring;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::Settling;
-use crate::sharder::Timing;
+
+/// Timing the sharder shares with the shards' Leases.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Timing {
+    pub lease_duration: Duration,
+    pub renew_deadline: Duration,
+    pub sync_period: Duration,
+}
 
 /// What a sharder of either mode works with.
 pub(crate) struct SharderContext {

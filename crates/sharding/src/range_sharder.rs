@@ -35,12 +35,12 @@ use kcache_transport::Client;
 use crate::conventions::Ring;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::{live_shards, ShardState};
+use crate::passes::Timing;
 use crate::passes::{pass_loop, SharderContext};
 use crate::range_lease::{
     annotate, assignment, lease_api, list_range_assignments, RangeAssignment,
 };
 use crate::ranges::{deal, selector_of, Slices};
-use crate::sharder::Timing;
 
 /// What one range pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]

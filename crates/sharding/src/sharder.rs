@@ -24,7 +24,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use futures_util::{stream, StreamExt};
 use kcache_core::{DynamicObject, Error, Object};
@@ -37,17 +37,9 @@ use crate::key::kind_key;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::live_shards;
 use crate::object_informer::ObjectInformers;
-use crate::passes::{pass_loop, SharderContext};
+use crate::passes::{pass_loop, SharderContext, Timing};
 use crate::ring::HashRing;
 use crate::sharded_kind::{own_key, ShardedKind};
-
-/// Timing the sharder shares with the shards' Leases.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Timing {
-    pub lease_duration: Duration,
-    pub renew_deadline: Duration,
-    pub sync_period: Duration,
-}
 
 /// How many of a pass's writes are in flight at once: a sharder assigning 10k objects one
 /// request at a time would take seconds on a real server for what the server handles in parallel.
@@ -338,6 +330,7 @@ fn newer(a: &str, b: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
+    use std::time::Duration;
 
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;

@@ -20,11 +20,12 @@ use crate::key::ShardKey;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::ShardLease;
 use crate::mode::{ignores_shard_selector, Mode};
+use crate::passes::Timing;
 use crate::range_sharder::RangeSharder;
 use crate::range_terms::RangeTerms;
 use crate::shard::Shard;
 use crate::sharded_kind::ShardedKind;
-use crate::sharder::{Sharder, Timing};
+use crate::sharder::Sharder;
 
 /// One replica of a sharded controller: its shard Lease, its work for each term and its
 /// candidacy for the sharder. The crate documentation shows a whole replica.
