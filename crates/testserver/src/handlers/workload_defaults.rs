@@ -15,13 +15,13 @@
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
+use crate::resources::set_default::set_default;
 use crate::resources::ResourceInfo;
 
+/// [`set_default`] on an object value (nothing on anything else).
 fn default(obj: &mut Value, field: &str, value: Value) {
     if let Some(m) = obj.as_object_mut() {
-        if m.get(field).is_none_or(Value::is_null) {
-            m.insert(field.into(), value);
-        }
+        set_default(m, field, value);
     }
 }
 

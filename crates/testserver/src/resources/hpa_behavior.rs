@@ -9,6 +9,8 @@
 
 use serde_json::{json, Map, Value};
 
+use super::set_default::set_default;
+
 /// The default rules of `direction` (`scaleUp` / `scaleDown`), field by field.
 fn default_rules(direction: &str) -> [(&'static str, Value); 3] {
     if direction == "scaleUp" {
@@ -45,9 +47,7 @@ pub(super) fn default(behavior: &mut Value) {
             .as_object_mut();
         let Some(rules) = rules else { continue };
         for (field, value) in default_rules(direction) {
-            if !value.is_null() && rules.get(field).is_none_or(Value::is_null) {
-                rules.insert(field.into(), value);
-            }
+            set_default(rules, field, value);
         }
     }
 }

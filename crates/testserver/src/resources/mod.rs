@@ -21,6 +21,7 @@ mod hpa_metrics;
 pub(crate) mod hpa_versions;
 mod ingress_versions;
 pub(crate) mod object_meta;
+pub(crate) mod set_default;
 pub(crate) mod stored_fields;
 pub(crate) mod version_priority;
 mod versions;

@@ -11,7 +11,9 @@
 //! Reading it through the other version shows the values it was stored with, as on the real
 //! server.
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
+
+use super::set_default::set_default;
 
 /// The version's own defaults of a webhook's fields.
 fn version_defaults(v1beta1: bool) -> [(&'static str, Value); 5] {
@@ -35,12 +37,6 @@ fn version_defaults(v1beta1: bool) -> [(&'static str, Value); 5] {
     }
 }
 
-fn default(obj: &mut Map<String, Value>, field: &str, value: Value) {
-    if !value.is_null() && obj.get(field).is_none_or(Value::is_null) {
-        obj.insert(field.into(), value);
-    }
-}
-
 /// An incoming configuration written as `from` (`apiVersion`), defaulted as that version.
 pub(super) fn to_storage(from: &str, mutating: bool, mut obj: Value) -> Value {
     let v1beta1 = from.ends_with("/v1beta1");
@@ -49,12 +45,12 @@ pub(super) fn to_storage(from: &str, mutating: bool, mut obj: Value) -> Value {
     };
     for hook in hooks.iter_mut().filter_map(Value::as_object_mut) {
         for (field, value) in version_defaults(v1beta1) {
-            default(hook, field, value);
+            set_default(hook, field, value);
         }
-        default(hook, "namespaceSelector", json!({}));
-        default(hook, "objectSelector", json!({}));
+        set_default(hook, "namespaceSelector", json!({}));
+        set_default(hook, "objectSelector", json!({}));
         if mutating {
-            default(hook, "reinvocationPolicy", json!("Never"));
+            set_default(hook, "reinvocationPolicy", json!("Never"));
         }
         for rule in hook
             .get_mut("rules")
@@ -63,14 +59,14 @@ pub(super) fn to_storage(from: &str, mutating: bool, mut obj: Value) -> Value {
             .flatten()
             .filter_map(Value::as_object_mut)
         {
-            default(rule, "scope", json!("*"));
+            set_default(rule, "scope", json!("*"));
         }
         if let Some(service) = hook
             .get_mut("clientConfig")
             .and_then(|c| c.get_mut("service"))
             .and_then(Value::as_object_mut)
         {
-            default(service, "port", json!(443));
+            set_default(service, "port", json!(443));
         }
     }
     obj
