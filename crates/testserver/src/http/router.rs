@@ -1,5 +1,6 @@
 //! Routing one request: authentication (and the anonymous user's authorization), health,
-//! injected faults, body limit, then discovery or a resource handler. Every error becomes a `Status` response; nothing here panics on input.
+//! injected faults, body limit, then discovery or a resource handler. Every error becomes a
+//! `Status` response; nothing here panics on input.
 
 use std::sync::Arc;
 
