@@ -12,6 +12,9 @@ use crate::stats::Counters;
 use crate::time::micro_time;
 use crate::types::{Event, EventType, ObjectReference};
 
+/// Where an `events.k8s.io/v1` event about a cluster-scoped object lives (see `make_event`).
+const CLUSTER_SCOPED_NAMESPACE: &str = "kube-system";
+
 /// Records events for one reporting controller. Cheap to clone; usable from any thread, with
 /// or without a runtime.
 #[derive(Clone)]
@@ -120,7 +123,10 @@ impl EventRecorder {
     }
 
     /// client-go's `makeEvent`: named `{regarding}.{unix nanos in hex}`, in the regarding
-    /// object's namespace (`default` for a cluster-scoped one).
+    /// object's namespace. For a cluster-scoped one, `kube-system` (the new Event API's rule,
+    /// KEP-383), where client-go writes `default`: kube-apiserver refuses `default` for such an
+    /// event before 1.23 (`involvedObject.namespace: Invalid value: "": does not match
+    /// event.namespace`) and takes both since.
     fn make_event(
         &self,
         regarding: &ObjectReference,
@@ -132,7 +138,7 @@ impl EventRecorder {
     ) -> Event {
         let now = Timestamp::now();
         let namespace = match regarding.namespace.as_str() {
-            "" => "default",
+            "" => CLUSTER_SCOPED_NAMESPACE,
             ns => ns,
         };
         Event {

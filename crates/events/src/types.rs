@@ -108,7 +108,7 @@ pub struct Event {
     #[serde(default)]
     pub kind: String,
     /// Name (`{regarding.name}.{unix nanos in hex}`) and namespace (the regarding object's, or
-    /// `default`).
+    /// `kube-system` for a cluster-scoped one, which every server version accepts).
     pub metadata: ObjectMeta,
     /// When the event was first observed, RFC 3339 with microseconds.
     #[serde(default)]
@@ -227,14 +227,19 @@ kcache_core::impl_object_for_metadata!(CoreEvent);
 impl CoreEvent {
     /// The `core/v1` form of a freshly recorded event, as client-go's `tools/record` makes it:
     /// count 1, first = last timestamp = now, the source named after the reporting controller,
-    /// and no `eventTime` (so the server applies the legacy rules every version accepts).
+    /// and no `eventTime` (so the server applies the legacy rules every version accepts: an
+    /// event about a cluster-scoped object in `default`).
     pub(crate) fn from_event(e: &Event, now_seconds: String) -> CoreEvent {
+        let namespace = match e.regarding.namespace.as_str() {
+            "" => Some("default".to_string()),
+            _ => e.metadata.namespace.clone(),
+        };
         CoreEvent {
             api_version: "v1".into(),
             kind: "Event".into(),
             metadata: ObjectMeta {
                 name: e.metadata.name.clone(),
-                namespace: e.metadata.namespace.clone(),
+                namespace,
                 ..ObjectMeta::default()
             },
             involved_object: e.regarding.clone(),

@@ -113,8 +113,8 @@ async fn a_recorded_event_is_created_as_events_k8s_io_v1() {
     let n = events.iter().find(|e| e.regarding.name == "n1").unwrap();
     assert_eq!(
         n.metadata.namespace.as_deref(),
-        Some("default"),
-        "a cluster-scoped object's events go to default"
+        Some("kube-system"),
+        "a cluster-scoped object's events go to kube-system"
     );
     assert_eq!(b.stats().written, 2);
 }
@@ -222,6 +222,23 @@ async fn a_series_whose_event_is_gone_is_created_again() {
     assert_eq!(e.series.unwrap().count, 2);
     let reqs = client.requests();
     assert!(reqs[1].starts_with("patch") && reqs[2].starts_with("create"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cluster_scoped_objects_core_v1_event_goes_to_default() {
+    // The legacy rules (no eventTime) take "" or `default` for it, not `kube-system`.
+    let client = MemoryEventClient::without_events_v1();
+    let (b, r) = start(&client);
+    let node = ObjectReference {
+        api_version: "v1".into(),
+        kind: "Node".into(),
+        name: "n1".into(),
+        ..Default::default()
+    };
+    synced(&r, &node);
+    handled(&b, 1).await;
+    let core = client.core_events();
+    assert_eq!(core[0].metadata.namespace.as_deref(), Some("default"));
 }
 
 #[tokio::test(start_paused = true)]

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kcache_core::Error;
 use kcache_events::{
     BroadcasterOptions, CoreEvent, Event, EventApi, EventBroadcaster, EventClient, EventType,
@@ -165,4 +165,40 @@ async fn the_core_v1_fallback_writes_counted_events() {
     assert_eq!(e.message, "synced successfully");
     b.shutdown().await;
     assert_eq!(b.stats().failed, 0);
+}
+
+#[tokio::test]
+async fn events_about_a_cluster_scoped_object_are_accepted_in_both_apis() {
+    // kube-apiserver 1.20.2 takes such an events.k8s.io/v1 event only in kube-system, and a
+    // core/v1 one only in default (or no namespace).
+    let (cluster, ns, client) = setup("cluster-scoped").await;
+    let namespace = Api::<Namespace>::all(client.clone())
+        .get(&ns)
+        .await
+        .unwrap();
+    let regarding = ObjectReference::of(&namespace);
+    let v1 = EventBroadcaster::start(client.clone(), BroadcasterOptions::default());
+    let core = EventBroadcaster::start(CoreOnly(client), BroadcasterOptions::default());
+    for b in [&v1, &core] {
+        let r = b.new_recorder("kcache-events-test").unwrap();
+        r.eventf(
+            &regarding,
+            None,
+            EventType::Normal,
+            "Observed",
+            "Reconcile",
+            "namespace observed",
+        );
+    }
+    let paths = [
+        format!("/apis/events.k8s.io/v1/namespaces/kube-system/events?fieldSelector=regarding.name%3D{ns}"),
+        format!("/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3D{ns}"),
+    ];
+    for path in &paths {
+        wait_for(path, async || list(&cluster, path).await.len() == 1).await;
+    }
+    for b in [v1, core] {
+        b.shutdown().await;
+        assert_eq!(b.stats().failed, 0, "{:?}", b.api());
+    }
 }
