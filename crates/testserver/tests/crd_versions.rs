@@ -1,11 +1,11 @@
 //! CustomResourceDefinitions written as `apiextensions.k8s.io/v1beta1` (as clients of 1.20.2
 //! still do: the Python client's dynamic tests) and read as v1 and v1beta1: one object, each
-//! version's shape and defaults, its custom resources served (and deleted with a `Status`).
-//! Run on both servers.
+//! version's shape and defaults, its custom resources served (and deleted with a `Status`);
+//! a custom resource read, listed and watched in the version asked. Run on both servers.
 
 use serde_json::{json, Value};
 
-use crate::common::{cluster, create_when_served, names};
+use crate::common::{cluster, create_when_served, names, read_until};
 
 const V1: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const V1BETA1: &str = "/apis/apiextensions.k8s.io/v1beta1/customresourcedefinitions";
@@ -183,6 +183,60 @@ async fn a_v1_crd_whose_versions_differ_reads_as_v1beta1() {
     assert!(spec.get("subresources").is_none(), "{spec}");
     assert_eq!(spec["versions"][0]["subresources"], json!({"status": {}}));
     assert!(spec["versions"][0].get("schema").is_none(), "{spec}");
+    let del = c.client().delete(&format!("{V1}/{name}")).await.unwrap();
+    assert_eq!(del.status, 200, "{}", del.body);
+}
+
+/// A custom resource is stored in its CRD's storage version and served in the version of the
+/// URL (conversion strategy `None`: only `apiVersion` changes), whichever version wrote it.
+#[tokio::test]
+async fn a_custom_resource_is_served_in_the_version_asked() {
+    let c = cluster().await;
+    let ns = c.create_namespace("cr-versions").await.unwrap();
+    let group = format!("{ns}.example.com");
+    let name = format!("gadgets.{group}");
+    let schema = json!({"openAPIV3Schema": {"type": "object",
+        "x-kubernetes-preserve-unknown-fields": true}});
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": name},
+        "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "gadgets", "kind": "Gadget"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": false, "schema": schema},
+                {"name": "v2", "served": true, "storage": true, "schema": schema}]}});
+    let r = c.client().post(V1, &crd).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let path = |v: &str| format!("/apis/{group}/{v}/namespaces/{ns}/gadgets");
+    let gadget = |v: &str, n: &str| {
+        json!({"apiVersion": format!("{group}/{v}"), "kind": "Gadget", "metadata": {"name": n},
+               "spec": {"size": 1}})
+    };
+    let a = create_when_served(&c, &path("v1"), &gadget("v1", "a")).await;
+    assert_eq!(a["apiVersion"], format!("{group}/v1"));
+    let b = c
+        .client()
+        .post(&path("v2"), &gadget("v2", "b"))
+        .await
+        .unwrap();
+    assert_eq!(b.status, 201, "{}", b.body);
+    let mut w = c
+        .client()
+        .watch(&format!("{}?watch=true&timeoutSeconds=2", path("v1")))
+        .await
+        .unwrap()
+        .unwrap();
+    for v in ["v1", "v2"] {
+        let got = c.client().get(&format!("{}/a", path(v))).await.unwrap();
+        assert_eq!(got.body["apiVersion"], format!("{group}/{v}"), "a as {v}");
+        let list = c.client().get(&path(v)).await.unwrap().body;
+        assert_eq!(names(&list), ["a", "b"]);
+        for item in list["items"].as_array().unwrap() {
+            assert_eq!(item["apiVersion"], format!("{group}/{v}"), "listed as {v}");
+        }
+    }
+    let seen = read_until(&mut w, |e| e.len() == 2).await;
+    for e in &seen {
+        assert_eq!(e["object"]["apiVersion"], format!("{group}/v1"), "{e}");
+    }
     let del = c.client().delete(&format!("{V1}/{name}")).await.unwrap();
     assert_eq!(del.status, 200, "{}", del.body);
 }

@@ -269,7 +269,7 @@ pub(crate) fn create_stored(
         };
         obj["metadata"]["name"] = json!(name);
         invalid_or_ok(res, &obj)?;
-        crd_schema::prune_to_storage(res, &mut obj);
+        crd_schema::to_storage(res, &mut obj);
         let key = object_key(t.namespace.as_deref().filter(|_| res.api.namespaced), &name);
         if t.dry_run {
             // What the API server's dry run answers: the object as it would be created, uid
@@ -404,7 +404,7 @@ pub(crate) fn update_stored(
             record_update(res, Some(&cur), &mut next, manager);
         }
         invalid_or_ok(res, &next)?;
-        crd_schema::prune_to_storage(res, &mut next);
+        crd_schema::to_storage(res, &mut next);
         if next == cur {
             return Ok(conversion::present(res, current));
         }

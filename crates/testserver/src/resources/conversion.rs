@@ -58,7 +58,7 @@ pub(crate) fn to_storage(res: &ResourceInfo, mut obj: Value) -> Value {
 /// A stored object as `res`'s version serves it (the same object when no conversion applies).
 pub(crate) fn present(res: &ResourceInfo, stored: Arc<Stored>) -> Arc<Stored> {
     let defaulted = crd_schema::reads_default(res);
-    if foreign(res).is_none() && !defaulted {
+    if !converted(res) && !defaulted {
         return stored;
     }
     let value = stored.value();
@@ -78,20 +78,38 @@ fn foreign(res: &ResourceInfo) -> Option<Storage> {
     stored_as(res).filter(|s| s.api_version != res.api.api_version())
 }
 
-/// Whether `obj` is stored in another version than `res`'s.
+/// Whether objects of `res` may be stored in another version than `res`'s.
+fn converted(res: &ResourceInfo) -> bool {
+    foreign(res).is_some() || crd_schema::stored_elsewhere(res)
+}
+
+/// Whether `obj` is stored in another version than `res`'s. A custom resource may carry any
+/// version of its group (the storage version when it was written).
 fn needs_conversion(res: &ResourceInfo, obj: &Value) -> bool {
-    foreign(res)
-        .is_some_and(|s| obj["apiVersion"] == s.api_version && obj["kind"] == res.api.kind.as_str())
+    if obj["kind"] != res.api.kind.as_str() {
+        return false;
+    }
+    match foreign(res) {
+        Some(s) => obj["apiVersion"] == s.api_version,
+        None => {
+            crd_schema::stored_elsewhere(res) && obj["apiVersion"] != res.api.api_version().as_str()
+        }
+    }
 }
 
 /// [`present`] for an object as a value: converted, and defaulted when its CRD's schema has
 /// defaults.
 pub(crate) fn present_value(res: &ResourceInfo, mut obj: Value) -> Value {
     crd_schema::on_read(res, &mut obj);
-    let Some(s) = foreign(res).filter(|_| needs_conversion(res, &obj)) else {
+    if !needs_conversion(res, &obj) {
+        return obj;
+    }
+    let to = res.api.api_version();
+    let Some(s) = foreign(res) else {
+        // A custom resource: conversion strategy `None`.
+        obj["apiVersion"] = json!(to);
         return obj;
     };
-    let to = res.api.api_version();
     let mut obj = match s.family {
         Family::Same | Family::Webhooks => obj,
         Family::Crd => crd_versions::from_storage(obj),
@@ -106,7 +124,7 @@ pub(crate) fn present_value(res: &ResourceInfo, mut obj: Value) -> Value {
 /// [`present`] for one watch event frame (`{"type":...,"object":...}` and a newline).
 pub(crate) fn present_frame(res: &ResourceInfo, frame: Bytes) -> Bytes {
     let defaulted = crd_schema::reads_default(res);
-    if foreign(res).is_none() && !defaulted {
+    if !converted(res) && !defaulted {
         return frame;
     }
     let Ok(mut event) = serde_json::from_slice::<Value>(&frame) else {

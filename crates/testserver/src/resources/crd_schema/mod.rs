@@ -35,6 +35,9 @@ pub(crate) struct CrSchema {
     /// applies: 1.20.2 prunes a custom resource against it as it stores the object, so fields
     /// only the written version knows are dropped.
     storage_root: Option<Value>,
+    /// `group/version` of the CRD's storage version: custom resources are stored in it and
+    /// read in the version asked (conversion strategy `None`: only `apiVersion` changes).
+    storage_api_version: Option<String>,
 }
 
 impl CrSchema {
@@ -52,17 +55,26 @@ impl CrSchema {
         let root = Some(version["schema"]["openAPIV3Schema"].clone()).filter(Value::is_object);
         let prune = spec["preserveUnknownFields"] != true && root.is_some();
         let has_defaults = prune && root.as_ref().is_some_and(defaults::any);
-        let storage_root = spec["versions"]
+        let storage = spec["versions"]
             .as_array()
-            .and_then(|vs| vs.iter().find(|v| v["storage"] == true))
+            .and_then(|vs| vs.iter().find(|v| v["storage"] == true));
+        let storage_root = storage
             .filter(|s| prune && s["name"] != version["name"])
             .map(|s| s["schema"]["openAPIV3Schema"].clone())
             .filter(Value::is_object);
+        let storage_api_version = storage.and_then(|s| {
+            Some(format!(
+                "{}/{}",
+                spec["group"].as_str()?,
+                s["name"].as_str()?
+            ))
+        });
         Arc::new(CrSchema {
             root,
             prune,
             has_defaults,
             storage_root,
+            storage_api_version,
         })
     }
 }
@@ -83,13 +95,28 @@ pub(crate) fn on_write(res: &ResourceInfo, obj: &mut Value) {
     prune::prune_root(obj, root);
 }
 
-/// A validated custom resource as it is stored: pruned against the storage version's schema
-/// when it was written through another version (1.20.2 prunes as it converts the object for
-/// storage, after validating it in the version it came in).
-pub(crate) fn prune_to_storage(res: &ResourceInfo, obj: &mut Value) {
-    if let Some(storage) = res.schema.as_ref().and_then(|s| s.storage_root.as_ref()) {
+/// A validated custom resource as it is stored: in the storage version, pruned against that
+/// version's schema when it was written through another one (1.20.2 converts the object for
+/// storage, and prunes as it does, after validating it in the version it came in).
+pub(crate) fn to_storage(res: &ResourceInfo, obj: &mut Value) {
+    let Some(schema) = &res.schema else {
+        return;
+    };
+    if let Some(storage) = &schema.storage_root {
         prune::prune_root(obj, storage);
     }
+    if let Some(api_version) = &schema.storage_api_version {
+        obj["apiVersion"] = Value::String(api_version.clone());
+    }
+}
+
+/// Whether custom resources of `res` are stored in another version than `res`'s: reads then
+/// set `apiVersion` to `res`'s (see [`CrSchema::storage_api_version`]).
+pub(crate) fn stored_elsewhere(res: &ResourceInfo) -> bool {
+    res.schema
+        .as_ref()
+        .and_then(|s| s.storage_api_version.as_deref())
+        .is_some_and(|v| v != res.api.api_version())
 }
 
 /// Defaults applied to a custom resource read from storage (its schema may have gained
