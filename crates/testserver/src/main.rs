@@ -69,6 +69,8 @@ async fn run(args: Args) -> Result<(), Error> {
         tls: args.tls,
         token: args.token,
         history_window: args.history_window,
+        // Seeded pods name ReplicaSets that are not seeded: no garbage collector may take them.
+        kube_controller_manager: !args.seed.iter().any(|s| s.starts_with("pods=")),
         ..ServerConfig::default()
     };
     let server = TestServer::start(config).await?;
