@@ -452,3 +452,52 @@ async fn a_deleted_crd_terminates_removes_its_instances_then_goes() {
     gone(&c, &crd_path).await;
     wait_for(&c, &bars, "no longer served", |s, _| s == 404).await;
 }
+
+#[tokio::test]
+async fn watchers_see_a_foreground_deletion_as_a_cluster_shows_it() {
+    let c = cluster().await;
+    if !controllers_run(
+        &c,
+        "watchers_see_a_foreground_deletion_as_a_cluster_shows_it",
+    )
+    .await
+    {
+        return;
+    }
+    let ns = c.create_namespace("gc-watch").await.unwrap();
+    let owner = create(&c, &cms(&ns), json!({"metadata": {"name": "owner"}})).await;
+    let dep = dependent(&c, &ns, "dep", vec![owned_by(&owner, true)]).await;
+    let from = crate::common::rv(&dep);
+    let mut w = c
+        .client()
+        .watch(&format!("{}?watch=1&resourceVersion={from}", cms(&ns)))
+        .await
+        .unwrap()
+        .expect("the watch starts");
+    delete_with(&c, &format!("{}/owner", cms(&ns)), "Foreground").await;
+    let events = crate::common::read_until(&mut w, |got| {
+        got.iter()
+            .any(|e| e["type"] == "DELETED" && e["object"]["metadata"]["name"] == "owner")
+    })
+    .await;
+    let seen: Vec<(String, String)> = crate::common::summary(&events);
+    let pair = |t: &str, n: &str| (t.to_string(), n.to_string());
+    assert_eq!(
+        seen,
+        vec![
+            pair("MODIFIED", "owner"),
+            pair("DELETED", "dep"),
+            pair("DELETED", "owner")
+        ]
+    );
+    assert!(events[0]["object"]["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(
+        events[0]["object"]["metadata"]["finalizers"],
+        json!(["foregroundDeletion"])
+    );
+    let rvs: Vec<u64> = events
+        .iter()
+        .map(|e| crate::common::rv(&e["object"]))
+        .collect();
+    assert!(rvs.windows(2).all(|p| p[0] < p[1]), "{rvs:?}");
+}
