@@ -501,3 +501,59 @@ async fn watchers_see_a_foreground_deletion_as_a_cluster_shows_it() {
         .collect();
     assert!(rvs.windows(2).all(|p| p[0] < p[1]), "{rvs:?}");
 }
+
+/// With `kube_controller_manager: false` the embedded server is envtest's lone kube-apiserver:
+/// owners' dependents stay and a deleted namespace stays Terminating with its content. The
+/// CRD finalizer still runs, in the same task, after every earlier write: once a CRD deleted
+/// after them is gone, the controllers have seen them all.
+#[tokio::test]
+async fn without_kube_controller_manager_nothing_collects_or_terminates() {
+    let config = kcache_testserver::ServerConfig {
+        kube_controller_manager: false,
+        ..kcache_testserver::ServerConfig::default()
+    };
+    let c = TestCluster::start_with(config).await.unwrap();
+    if c.is_real() {
+        skip(
+            "without_kube_controller_manager_nothing_collects_or_terminates",
+            "a switch of the embedded server",
+        );
+        return;
+    }
+    let ns = c.create_namespace("no-kcm").await.unwrap();
+    let owner = create(&c, &cms(&ns), json!({"metadata": {"name": "owner"}})).await;
+    dependent(&c, &ns, "dep", vec![owned_by(&owner, false)]).await;
+    delete_with(&c, &format!("{}/owner", cms(&ns)), "Background").await;
+    let r = c
+        .client()
+        .delete(&format!("/api/v1/namespaces/{ns}"))
+        .await
+        .unwrap();
+    assert_eq!(r.body["status"]["phase"], "Terminating", "{}", r.body);
+
+    let group = format!("{ns}.barrier.example.com");
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("bars.{group}")},
+        "spec": {"group": group, "scope": "Cluster",
+                 "names": {"plural": "bars", "singular": "bar", "kind": "Bar", "listKind": "BarList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+    create(&c, CRDS, crd).await;
+    let crd_path = format!("{CRDS}/bars.{group}");
+    c.client().delete(&crd_path).await.unwrap();
+    gone(&c, &crd_path).await;
+
+    let dep = c.client().get(&format!("{}/dep", cms(&ns))).await.unwrap();
+    assert_eq!(dep.status, 200, "no garbage collector: {}", dep.body);
+    let namespace = c
+        .client()
+        .get(&format!("/api/v1/namespaces/{ns}"))
+        .await
+        .unwrap();
+    assert_eq!(namespace.body["status"]["phase"], "Terminating");
+    assert!(
+        namespace.body["status"].get("conditions").is_none(),
+        "{}",
+        namespace.body
+    );
+}
