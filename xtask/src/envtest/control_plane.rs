@@ -1,5 +1,5 @@
 //! etcd and kube-apiserver as child processes on loopback, always stopped on drop; with them
-//! kube-controller-manager's garbage collector and namespace controller when
+//! kube-controller-manager's garbage collector and namespace controller when asked for and
 //! `KUBEBUILDER_ASSETS` holds a `kube-controller-manager` binary.
 
 use std::net::TcpListener;
@@ -97,8 +97,14 @@ fn wait_until(
 }
 
 /// Starts etcd then kube-apiserver from `assets`, and waits until the API server is ready and
-/// its bootstrap namespaces exist.
-pub fn start(assets: &Path, dir: &Path, creds: &Credentials) -> Result<ControlPlane, String> {
+/// its bootstrap namespaces exist; then, with `controller_manager`, kube-controller-manager
+/// (see [`start_controller_manager`]).
+pub fn start(
+    assets: &Path,
+    dir: &Path,
+    creds: &Credentials,
+    controller_manager: bool,
+) -> Result<ControlPlane, String> {
     let (client, peer, secure) = (free_port()?, free_port()?, free_port()?);
     let etcd_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
@@ -171,7 +177,10 @@ pub fn start(assets: &Path, dir: &Path, creds: &Credentials) -> Result<ControlPl
         &mut apiserver,
         &api_log,
     )?;
-    let controller_manager = start_controller_manager(assets, dir, &url, creds)?;
+    let controller_manager = match controller_manager {
+        true => start_controller_manager(assets, dir, &url, creds)?,
+        false => None,
+    };
     Ok(ControlPlane {
         _controller_manager: controller_manager,
         _apiserver: apiserver,
