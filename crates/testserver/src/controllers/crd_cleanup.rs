@@ -17,17 +17,27 @@ use crate::storage::{Filter, ListAt};
 const APISERVER: &str = "kube-apiserver";
 
 /// CRDs being cleaned up (by the collection of their custom resources), and those to sync.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct CrdFinalizer {
+    /// The collection CRDs are stored in.
+    crds_id: Arc<str>,
     /// Collection of the custom resources → CRD name.
     terminating: BTreeMap<Arc<str>, String>,
     dirty: BTreeSet<String>,
 }
 
 impl CrdFinalizer {
+    pub(crate) fn new(state: &ServerState) -> Self {
+        CrdFinalizer {
+            crds_id: crds(state).storage_id.clone(),
+            terminating: BTreeMap::new(),
+            dirty: BTreeSet::new(),
+        }
+    }
+
     /// Notes a CRD being deleted, and a change of one of its custom resources.
-    pub(crate) fn observe(&mut self, state: &ServerState, obj: &Object<'_>, deleted: bool) {
-        if obj.id.as_ref() == crds(state).storage_id.as_ref() {
+    pub(crate) fn observe(&mut self, obj: &Object<'_>, deleted: bool) {
+        if *obj.id == self.crds_id {
             let name = obj.stored.name.clone();
             let value = obj.stored.value();
             let group = value["spec"]["group"].as_str().unwrap_or_default();

@@ -38,8 +38,8 @@ pub(crate) fn start(state: &Arc<ServerState>) -> Option<JoinHandle<()>> {
 async fn run(state: Arc<ServerState>, mut rx: mpsc::UnboundedReceiver<Change>) {
     let manager = state.config.kube_controller_manager;
     let mut gc = garbage_collector::GarbageCollector::default();
-    let mut namespaces = namespace_deletion::NamespaceController::default();
-    let mut crds = crd_cleanup::CrdFinalizer::default();
+    let mut namespaces = namespace_deletion::NamespaceController::new(&state);
+    let mut crds = crd_cleanup::CrdFinalizer::new(&state);
     while let Some(first) = rx.recv().await {
         let mut next = Some(first);
         while let Some((id, event)) = next {
@@ -50,9 +50,9 @@ async fn run(state: Arc<ServerState>, mut rx: mpsc::UnboundedReceiver<Change>) {
             let deleted = event.kind == crate::storage::EventType::Deleted;
             if manager {
                 gc.observe(&object, deleted);
-                namespaces.observe(&state, &object, deleted);
+                namespaces.observe(&object, deleted);
             }
-            crds.observe(&state, &object, deleted);
+            crds.observe(&object, deleted);
             next = rx.try_recv().ok();
         }
         if manager {
@@ -74,10 +74,7 @@ pub(crate) struct Object<'a> {
 impl Object<'_> {
     /// Whether the JSON holds `needle` (a cheap test before parsing it).
     fn mentions(&self, needle: &str) -> bool {
-        self.stored
-            .json
-            .windows(needle.len())
-            .any(|w| w == needle.as_bytes())
+        memchr::memmem::find(&self.stored.json, needle.as_bytes()).is_some()
     }
 
     /// Where it is stored.

@@ -48,16 +48,26 @@ const CONDITIONS: [(&str, &str, &str); 5] = [
 ];
 
 /// Namespaces being deleted, and those to sync.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct NamespaceController {
+    /// The collection namespaces are stored in.
+    namespaces_id: Arc<str>,
     terminating: BTreeSet<String>,
     dirty: BTreeSet<String>,
 }
 
 impl NamespaceController {
+    pub(crate) fn new(state: &ServerState) -> Self {
+        NamespaceController {
+            namespaces_id: namespaces(state).storage_id.clone(),
+            terminating: BTreeSet::new(),
+            dirty: BTreeSet::new(),
+        }
+    }
+
     /// Notes a namespace being deleted, and a change of content in one.
-    pub(crate) fn observe(&mut self, state: &ServerState, obj: &Object<'_>, deleted: bool) {
-        if *obj.id == namespaces(state).storage_id {
+    pub(crate) fn observe(&mut self, obj: &Object<'_>, deleted: bool) {
+        if *obj.id == self.namespaces_id {
             let name = obj.stored.name.clone();
             if deleted {
                 self.terminating.remove(&name);
