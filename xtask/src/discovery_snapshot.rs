@@ -64,7 +64,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let assets = assets()?;
     let dir = run_dir()?;
     let creds = certs::generate(&dir)?;
-    let plane = control_plane::start(&assets, &dir, &creds)?;
+    let plane = control_plane::start(&assets, &dir, &creds, false)?;
     let kubeconfig = dir.join("kubeconfig");
     write_kubeconfig(&kubeconfig, &plane.url, &creds)?;
     let kubectl = Kubectl::new(kubeconfig);

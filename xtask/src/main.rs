@@ -12,8 +12,9 @@
 //!   bodies against a full kind cluster (reused if it exists, else created and deleted after).
 //! - `e2e --kind [--cluster NAME] [--keep] [--base-image IMG]`: the sample-controller built into
 //!   an image, deployed in a kind cluster (default `kcache-e2e`) and checked end to end.
-//! - `envtest-up [--kubeconfig PATH]`: a real etcd + kube-apiserver that keeps running (for
-//!   benchmarks); prints the kubeconfig path.
+//! - `envtest-up [--controller-manager] [--kubeconfig PATH]`: a real etcd + kube-apiserver
+//!   (and kube-controller-manager's garbage collector and namespace controller) that keeps
+//!   running (for benchmarks); prints the kubeconfig path.
 //! - `discovery-snapshot [--out DIR]`: kube-apiserver 1.20.2's discovery, OpenAPI index, definitions and
 //!   bootstrap objects, written as kcache-testserver's reference data.
 //! - `soak [reflector | leaderelection | sharding] [SEEDS]`: a chaos test with many seeds, in release mode.
@@ -53,7 +54,7 @@ fn main() -> ExitCode {
         Some("protobuf-schema") => protobuf_schema::run(&args[1..]).map_err(Failure::from),
         _ => {
             eprintln!(
-                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--kubeconfig PATH] | soak [reflector | leaderelection | sharding] [SEEDS] | discovery-snapshot [--out DIR] | protobuf-schema [--src DIR] [--out FILE] | fuzz [--seconds N] [TARGET...]"
+                "usage: cargo xtask ci | integration [--embedded | --envtest | --kind [--cluster NAME] [--image IMAGE] [--kind PATH] [--keep]] | e2e --kind [--cluster NAME] [--keep] [--base-image IMG] | envtest-up [--controller-manager] [--kubeconfig PATH] | soak [reflector | leaderelection | sharding] [SEEDS] | discovery-snapshot [--out DIR] | protobuf-schema [--src DIR] [--out FILE] | fuzz [--seconds N] [TARGET...]"
             );
             return ExitCode::from(2);
         }

@@ -38,7 +38,12 @@ async fn until(mut done: impl FnMut() -> bool) -> bool {
 
 #[tokio::test]
 async fn expired_watches_make_the_informer_relist_and_redeliver_every_object() {
-    let server = TestServer::start(ServerConfig::default()).await.unwrap();
+    // The pods' ReplicaSets are not seeded: no garbage collector may take them.
+    let config = ServerConfig {
+        kube_controller_manager: false,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(config).await.unwrap();
     server.seed_realistic_pods(PODS).unwrap();
     let kubeconfig = std::env::temp_dir().join(format!(
         "kcache-forced-relist-{}.kubeconfig",

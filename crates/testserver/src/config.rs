@@ -32,6 +32,13 @@ pub struct ServerConfig {
     /// `shardSelector` and lists echo it in `metadata.shardInfo`. Off, the parameter is ignored
     /// as an older server ignores it (no filter, no echo), so clients' fallbacks can be tested.
     pub sharded_list_and_watch: bool,
+    /// Run what kube-controller-manager runs on a cluster and acts on every object: the
+    /// garbage collector (ownerReferences; background, foreground and orphan deletion) and the
+    /// namespace controller (a deleted namespace's content is deleted, then the namespace). Off,
+    /// the server behaves as envtest's lone kube-apiserver: dependents outlive their owners and
+    /// a deleted namespace stays `Terminating`. kube-apiserver's own controllers (a deleted
+    /// CRD's instance cleanup) run either way.
+    pub kube_controller_manager: bool,
 }
 
 impl Default for ServerConfig {
@@ -47,6 +54,7 @@ impl Default for ServerConfig {
             too_large_rv_wait: Duration::from_secs(3),
             default_watch_timeout: Duration::from_secs(1800),
             sharded_list_and_watch: true,
+            kube_controller_manager: true,
         }
     }
 }

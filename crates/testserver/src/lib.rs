@@ -3,6 +3,7 @@
 mod autoregister;
 mod bootstrap;
 mod config;
+mod controllers;
 mod error;
 mod fieldmanager;
 mod handlers;

@@ -32,6 +32,12 @@ struct Args {
     /// Watch events kept per resource.
     #[arg(long, default_value_t = ServerConfig::default().history_window)]
     history_window: usize,
+    /// Run no garbage collector nor namespace controller, as envtest's lone kube-apiserver
+    /// (`ServerConfig::kube_controller_manager: false`); needed to create pods through the
+    /// API whose owners do not exist, as `kcache-bench seed --pods` does. `--seed pods=N`
+    /// implies it.
+    #[arg(long)]
+    no_controller_manager: bool,
 }
 
 fn seed(server: &TestServer, spec: &str) -> Result<(), Error> {
@@ -69,6 +75,9 @@ async fn run(args: Args) -> Result<(), Error> {
         tls: args.tls,
         token: args.token,
         history_window: args.history_window,
+        // Seeded pods name ReplicaSets that are not seeded: no garbage collector may take them.
+        kube_controller_manager: !args.no_controller_manager
+            && !args.seed.iter().any(|s| s.starts_with("pods=")),
         ..ServerConfig::default()
     };
     let server = TestServer::start(config).await?;

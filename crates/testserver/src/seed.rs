@@ -144,7 +144,10 @@ fn managed_fields() -> Value {
 impl TestServer {
     /// Stores `count` realistic pods ([`realistic_pod`] `0..count`) and their namespaces,
     /// straight into the store: no admission, no managedFields bookkeeping (the pods carry
-    /// their own), one serialization each. A benchmark's way to hold a million pods.
+    /// their own), one serialization each. A benchmark's way to hold a million pods. The pods'
+    /// ReplicaSets are not seeded, so start the server with
+    /// [`ServerConfig::kube_controller_manager`](crate::ServerConfig) off: a cluster's garbage
+    /// collector would delete pods whose owner is gone.
     pub fn seed_realistic_pods(&self, count: usize) -> Result<(), Error> {
         let seed_error = |message: String| Error::Option {
             option: format!("pods={count}"),

@@ -45,6 +45,8 @@ pub struct TestServer {
     tls: Option<TlsAcceptor>,
     ca_pem: Option<String>,
     listening: Mutex<Option<Listening>>,
+    /// The in-process controllers (`crate::controllers`); they outlive restarts.
+    controllers: Option<JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for TestServer {
@@ -75,12 +77,14 @@ impl TestServer {
             (None, None)
         };
         let state = ServerState::new(config, addr.to_string());
+        let controllers = crate::controllers::start(&state);
         let server = TestServer {
             state,
             addr,
             tls,
             ca_pem,
             listening: Mutex::new(None),
+            controllers,
         };
         for object in crate::bootstrap::objects(addr.port()) {
             let resource = server
@@ -293,6 +297,9 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         if let Some(l) = self.listening.lock().take() {
             let _ = l.stop.send(true);
+        }
+        if let Some(c) = &self.controllers {
+            c.abort();
         }
     }
 }

@@ -248,6 +248,8 @@ async fn other_boolean_parameters_parse_the_same_way() {
     assert_eq!(del.status, 200, "{}", del.body);
     assert_eq!(del.body["metadata"]["finalizers"], json!(["orphan"]));
     assert!(del.body["metadata"]["deletionTimestamp"].is_string());
+    // A garbage collector (embedded, or kube-controller-manager's) removes the finalizer of an
+    // object without dependents by itself; without one the client releases it.
     let release = c
         .client()
         .patch(
@@ -257,7 +259,11 @@ async fn other_boolean_parameters_parse_the_same_way() {
         )
         .await
         .unwrap();
-    assert_eq!(release.status, 200, "{}", release.body);
+    assert!(
+        matches!(release.status.as_u16(), 200 | 404),
+        "{}",
+        release.body
+    );
     assert_eq!(c.client().get(&url).await.unwrap().status, 404);
 
     // force is a boolean too, refused on anything but an apply patch.

@@ -10,6 +10,7 @@ mod apply;
 mod cluster_resources;
 mod conformance;
 mod conformance_wire;
+mod controllers;
 mod crd_schema;
 mod crd_versions;
 mod deprecations;

@@ -11,7 +11,12 @@ use serde_json::Value;
 const CGBENCH_POD_0: &str = include_str!("fixtures/cgbench-pod-0.json");
 
 async fn seeded(pods: usize) -> TestServer {
-    let server = TestServer::start(ServerConfig::default()).await.unwrap();
+    // The pods' ReplicaSets are not seeded: no garbage collector may take them.
+    let config = ServerConfig {
+        kube_controller_manager: false,
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(config).await.unwrap();
     server.seed_realistic_pods(pods).unwrap();
     server
 }

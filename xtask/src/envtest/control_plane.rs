@@ -1,4 +1,6 @@
-//! etcd and kube-apiserver as child processes on loopback, always stopped on drop.
+//! etcd and kube-apiserver as child processes on loopback, always stopped on drop; with them
+//! kube-controller-manager's garbage collector and namespace controller when asked for and
+//! `KUBEBUILDER_ASSETS` holds a `kube-controller-manager` binary.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -23,7 +25,8 @@ impl Drop for Process {
 
 /// The running control plane.
 pub struct ControlPlane {
-    // Field order is drop order: the API server stops before etcd.
+    // Field order is drop order: the controller manager, the API server, then etcd stop.
+    _controller_manager: Option<Process>,
     _apiserver: Process,
     _etcd: Process,
     pub url: String,
@@ -94,8 +97,14 @@ fn wait_until(
 }
 
 /// Starts etcd then kube-apiserver from `assets`, and waits until the API server is ready and
-/// its bootstrap namespaces exist.
-pub fn start(assets: &Path, dir: &Path, creds: &Credentials) -> Result<ControlPlane, String> {
+/// its bootstrap namespaces exist; then, with `controller_manager`, kube-controller-manager
+/// (see [`start_controller_manager`]).
+pub fn start(
+    assets: &Path,
+    dir: &Path,
+    creds: &Credentials,
+    controller_manager: bool,
+) -> Result<ControlPlane, String> {
     let (client, peer, secure) = (free_port()?, free_port()?, free_port()?);
     let etcd_url = format!("http://127.0.0.1:{client}");
     let peer_url = format!("http://127.0.0.1:{peer}");
@@ -168,9 +177,68 @@ pub fn start(assets: &Path, dir: &Path, creds: &Credentials) -> Result<ControlPl
         &mut apiserver,
         &api_log,
     )?;
+    let controller_manager = match controller_manager {
+        true => start_controller_manager(assets, dir, &url, creds)?,
+        false => None,
+    };
     Ok(ControlPlane {
+        _controller_manager: controller_manager,
         _apiserver: apiserver,
         _etcd: etcd,
         url,
     })
+}
+
+/// The controllers of kube-controller-manager that act on every object a test creates: the
+/// garbage collector (ownerReferences) and the namespace controller (a deleted namespace's
+/// content, then the namespace). The others (deployments, service accounts, ...) would make
+/// envtest a different tier (kind is that one).
+const CONTROLLERS: &str = "garbagecollector,namespace";
+
+/// Starts kube-controller-manager with [`CONTROLLERS`] if the assets hold it (`None`
+/// otherwise), talking to the API server with the admin token, serving nothing itself.
+fn start_controller_manager(
+    assets: &Path,
+    dir: &Path,
+    url: &str,
+    creds: &Credentials,
+) -> Result<Option<Process>, String> {
+    let bin = assets.join("kube-controller-manager");
+    if !bin.is_file() {
+        eprintln!(
+            "xtask: no kube-controller-manager in {}: no garbage collector nor namespace controller runs",
+            assets.display()
+        );
+        return Ok(None);
+    }
+    let kubeconfig = dir.join("controller-manager.kubeconfig");
+    super::write_kubeconfig(&kubeconfig, url, creds)?;
+    let log = dir.join("kube-controller-manager.log");
+    let mut process = spawn(
+        "kube-controller-manager",
+        &bin,
+        &[
+            format!("--kubeconfig={}", kubeconfig.display()),
+            format!("--controllers={CONTROLLERS}"),
+            "--leader-elect=false".into(),
+            "--port=0".into(),
+            "--secure-port=0".into(),
+        ],
+        &log,
+    )?;
+    // It serves no health endpoint here: ready once its informers synced, which it logs.
+    let synced = |log: &Path| {
+        std::fs::read_to_string(log).is_ok_and(|text| {
+            text.contains("Caches are synced for garbage collector")
+                && text.contains("Caches are synced for namespace")
+        })
+    };
+    wait_until(
+        "kube-controller-manager's caches are synced",
+        Duration::from_secs(60),
+        || synced(&log),
+        &mut process,
+        &log,
+    )?;
+    Ok(Some(process))
 }

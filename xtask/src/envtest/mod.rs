@@ -1,5 +1,7 @@
 //! The envtest tier: starts etcd and kube-apiserver from `KUBEBUILDER_ASSETS` (a directory with
-//! both binaries, as controller-runtime's `setup-envtest` installs them), writes a kubeconfig,
+//! both binaries, as controller-runtime's `setup-envtest` installs them), and
+//! kube-controller-manager's garbage collector and namespace controller when the directory
+//! holds that binary too, writes a kubeconfig,
 //! and runs every integration test target with `KCACHE_TEST_KUBECONFIG` pointing at it. Both
 //! processes are always stopped.
 
@@ -44,7 +46,7 @@ pub(crate) fn run_dir() -> Result<PathBuf, String> {
 
 fn run_in(assets: &Path, dir: &Path) -> Result<(), String> {
     let creds = certs::generate(dir)?;
-    let plane = control_plane::start(assets, dir, &creds)?;
+    let plane = control_plane::start(assets, dir, &creds, true)?;
     let kubeconfig = dir.join("kubeconfig");
     write_kubeconfig(&kubeconfig, &plane.url, &creds)?;
     eprintln!("xtask: KCACHE_TEST_KUBECONFIG={}", kubeconfig.display());

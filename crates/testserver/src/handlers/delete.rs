@@ -7,13 +7,13 @@ use serde_json::{json, Value};
 use kcache_core::StatusCause;
 
 use super::options::{dry_run, not_supported, options_invalid};
-use super::Target;
+use super::{crd_termination, namespace_lifecycle, Target};
 use crate::handlers::meta::now_rfc3339;
 use crate::http::query::{go_quote, Query};
 use crate::http::responses::{json_value, ApiError, ApiResult};
-use crate::resources::conversion;
+use crate::resources::{conversion, ResourceInfo};
 use crate::state::ServerState;
-use crate::storage::{CommitError, Expect, ListAt};
+use crate::storage::{CommitError, Expect, ListAt, Stored};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -25,7 +25,7 @@ struct Preconditions {
 /// The parts of `DeleteOptions` the server honours.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct DeleteOptions {
+pub(crate) struct DeleteOptions {
     preconditions: Option<Preconditions>,
     propagation_policy: Option<String>,
     orphan_dependents: Option<bool>,
@@ -35,6 +35,14 @@ struct DeleteOptions {
 const PROPAGATION_POLICIES: [&str; 3] = ["Foreground", "Background", "Orphan"];
 
 impl DeleteOptions {
+    /// Options naming only a propagation policy, as the controllers send them.
+    pub(crate) fn propagation(policy: &str) -> Self {
+        DeleteOptions {
+            propagation_policy: Some(policy.to_string()),
+            ..DeleteOptions::default()
+        }
+    }
+
     /// From the body, or from the query when the body is empty (as the API server reads
     /// them), then validated as `ValidateDeleteOptions` does. Returns them with whether the
     /// delete is a dry run.
@@ -92,18 +100,80 @@ pub(crate) fn delete(state: &ServerState, t: &Target, q: &Query, body: &[u8]) ->
     Ok(json_value(StatusCode::OK, &body))
 }
 
-/// Finalizers the real server adds for a propagation policy (no garbage collector runs here,
-/// nor in envtest, so such objects stay until a client removes the finalizer).
-fn gc_finalizer(opts: &DeleteOptions) -> Option<&'static str> {
-    match opts.propagation_policy.as_deref() {
-        Some("Foreground") => Some("foregroundDeletion"),
-        Some("Orphan") => Some("orphan"),
-        _ if opts.orphan_dependents == Some(true) => Some("orphan"),
-        _ => None,
+/// The finalizer the registry adds for the garbage collector (`deletionFinalizersForGarbage
+/// Collection`): the one the options ask for, else the resource's default policy (1.20.2 keeps
+/// orphaning by default where older clients expected it: batch/v1 Jobs, v1
+/// ReplicationControllers, batch/v1beta1 CronJobs). Events never get one.
+pub(crate) fn gc_finalizer(res: &ResourceInfo, opts: &DeleteOptions) -> Option<&'static str> {
+    let gv = (res.api.group.as_str(), res.api.version.as_str());
+    if res.api.plural == "events" && matches!(gv.0, "" | "events.k8s.io") {
+        return None;
+    }
+    match (opts.orphan_dependents, opts.propagation_policy.as_deref()) {
+        (Some(true), _) => Some(ORPHAN),
+        (Some(false), _) => Some(FOREGROUND),
+        (None, Some("Foreground")) => Some(FOREGROUND),
+        (None, Some("Orphan")) => Some(ORPHAN),
+        (None, Some(_)) => None,
+        (None, None) => match (gv, res.api.plural.as_str()) {
+            (("batch", "v1"), "jobs")
+            | (("", "v1"), "replicationcontrollers")
+            | (("batch", "v1beta1"), "cronjobs") => Some(ORPHAN),
+            _ => None,
+        },
     }
 }
 
-fn delete_one(
+/// The garbage collector's finalizers (`metav1.FinalizerOrphanDependents`,
+/// `FinalizerDeleteDependents`).
+pub(crate) const ORPHAN: &str = "orphan";
+/// See [`ORPHAN`].
+pub(crate) const FOREGROUND: &str = "foregroundDeletion";
+
+/// Checks the options' preconditions against the stored object (409 naming the mismatch).
+pub(crate) fn check_preconditions(
+    res: &ResourceInfo,
+    name: &str,
+    current: &Stored,
+    cur: &Value,
+    opts: &DeleteOptions,
+) -> Result<(), ApiError> {
+    let Some(p) = &opts.preconditions else {
+        return Ok(());
+    };
+    let uid = cur["metadata"]["uid"].as_str().unwrap_or_default();
+    if let Some(want) = p.uid.as_deref().filter(|u| *u != uid) {
+        let why =
+            format!("Precondition failed: UID in precondition: {want}, UID in object meta: {uid}");
+        return Err(ApiError::conflict(res, name, &why));
+    }
+    if let Some(want) = p
+        .resource_version
+        .as_deref()
+        .filter(|rv| *rv != current.rv.to_string())
+    {
+        let why = format!(
+            "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
+            current.rv
+        );
+        return Err(ApiError::conflict(res, name, &why));
+    }
+    Ok(())
+}
+
+/// What a resource's own delete rule made of a DELETE.
+pub(crate) enum Termination {
+    /// Done: the object as stored now (its termination began, or is under way).
+    Answer(Value),
+    /// The object changed meanwhile: read it again.
+    Conflict,
+    /// The registry's generic delete applies (finalizers hold the object, else it goes).
+    Generic,
+}
+
+/// DELETE of one object through the registry's rules: namespaces and CRDs first go into
+/// termination (their controllers finish the deletion), finalizers hold the others.
+pub(crate) fn delete_one(
     state: &ServerState,
     t: &Target,
     name: &str,
@@ -118,31 +188,24 @@ fn delete_one(
             .get(res, &key)
             .ok_or_else(|| ApiError::not_found(res, name))?;
         let mut cur = current.value();
-        if let Some(p) = &opts.preconditions {
-            let uid = cur["metadata"]["uid"].as_str().unwrap_or_default();
-            if let Some(want) = p.uid.as_deref().filter(|u| *u != uid) {
-                let why = format!(
-                    "Precondition failed: UID in precondition: {want}, UID in object meta: {uid}"
-                );
-                return Err(ApiError::conflict(res, name, &why));
+        check_preconditions(res, name, &current, &cur, opts)?;
+        let termination = match (res.api.group.as_str(), res.api.plural.as_str()) {
+            ("", "namespaces") => namespace_lifecycle::delete(state, t, &current, &cur, opts)?,
+            ("apiextensions.k8s.io", "customresourcedefinitions") => {
+                crd_termination::delete(state, t, &current, &cur)
             }
-            if let Some(want) = p
-                .resource_version
-                .as_deref()
-                .filter(|rv| *rv != current.rv.to_string())
-            {
-                let why = format!(
-                    "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
-                    current.rv
-                );
-                return Err(ApiError::conflict(res, name, &why));
-            }
+            _ => Termination::Generic,
+        };
+        match termination {
+            Termination::Answer(v) => return Ok(v),
+            Termination::Conflict => continue,
+            Termination::Generic => {}
         }
         let mut finalizers: Vec<Value> = cur["metadata"]["finalizers"]
             .as_array()
             .cloned()
             .unwrap_or_default();
-        if let Some(f) = gc_finalizer(opts).filter(|f| !finalizers.iter().any(|x| x == f)) {
+        if let Some(f) = gc_finalizer(res, opts).filter(|f| !finalizers.iter().any(|x| x == f)) {
             finalizers.push(json!(f));
         }
         if !finalizers.is_empty() {
@@ -174,16 +237,8 @@ fn delete_one(
                 Err(_) => return Err(ApiError::not_found(res, name)),
             }
         };
-        match (res.api.group.as_str(), res.api.plural.as_str()) {
-            _ if t.dry_run => {}
-            ("", "namespaces") => state.storage.delete_namespace_contents(name),
-            ("apiextensions.k8s.io", "customresourcedefinitions") => {
-                for id in state.resources.remove_crd(&cur) {
-                    state.storage.drop_collection(&id);
-                }
-                crate::autoregister::sync(state);
-            }
-            _ => {}
+        if !t.dry_run {
+            after_delete(state, res, &cur);
         }
         if res.returns_deleted_object {
             return Ok(gone.value());
@@ -198,6 +253,19 @@ fn delete_one(
             "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
             "details": details,
         }));
+    }
+}
+
+/// What goes with an object once it is gone from the store: a CRD's resources stop being
+/// served (their objects were deleted by its cleanup first) and their APIServices go.
+pub(crate) fn after_delete(state: &ServerState, res: &ResourceInfo, last: &Value) {
+    if (res.api.group.as_str(), res.api.plural.as_str())
+        == ("apiextensions.k8s.io", "customresourcedefinitions")
+    {
+        for id in state.resources.remove_crd(last) {
+            state.storage.drop_collection(&id);
+        }
+        crate::autoregister::sync(state);
     }
 }
 

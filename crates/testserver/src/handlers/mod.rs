@@ -1,11 +1,13 @@
 //! Request handlers, one file per verb family, and what writes share: validation of incoming
 //! objects and the metadata the server manages (uids, timestamps, generated names).
 
-mod delete;
+pub(crate) mod crd_termination;
+pub(crate) mod delete;
 pub(crate) mod discovery;
 mod event_validation;
 mod list_body;
 pub(crate) mod meta;
+pub(crate) mod namespace_lifecycle;
 mod openapi_crd;
 mod openapi_schemas;
 pub(crate) mod openapi_v2;
@@ -27,7 +29,7 @@ mod write;
 use std::sync::Arc;
 
 pub(crate) use openapi_schemas::gunzip_json;
-pub(crate) use write::create_stored;
+pub(crate) use write::{create_stored, update_stored};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
@@ -150,6 +152,13 @@ pub(crate) async fn dispatch(
         (None, _, _) if plain => {}
         (Some("status"), _, _) if plain && res.subresources.status => {}
         (Some("approval"), _, _) if res.subresources.approval => {}
+        (Some("finalize"), _, verb) if plain && res.builtin && res.api.plural == "namespaces" => {
+            return match verb {
+                // FinalizeREST: an update that keeps the status and takes spec.finalizers.
+                Some(Verb::Update) => write::update(state, &target, &body, &manager),
+                _ => Err(ApiError::method_not_allowed()),
+            };
+        }
         (Some("scale"), _, _) if res.subresources.scale.is_some() => {
             return scale::scale(state, method, &target, query, headers, &body)
         }

@@ -43,7 +43,10 @@ pub(crate) fn validate(res: &ResourceInfo, obj: &Value) -> Vec<StatusCause> {
     } else if !is_subdomain(name) {
         causes.push(invalid("metadata.name", &go_quote(name), SUBDOMAIN_MSG));
     }
-    object_meta::validate(&obj["metadata"], "metadata", res.builtin, &mut causes);
+    // CRDs are validated by apiextensions with apimachinery's generic ObjectMeta rules, which
+    // leave out core's "standard finalizer" check (their cleanup finalizer is not one).
+    let core_rules = res.builtin && res.api.group != "apiextensions.k8s.io";
+    object_meta::validate(&obj["metadata"], "metadata", core_rules, &mut causes);
     let spec = &obj["spec"];
     match (res.api.group.as_str(), res.api.plural.as_str()) {
         ("", "pods") => match spec["containers"].as_array() {

@@ -7,7 +7,8 @@ use http::StatusCode;
 use kcache_core::{Status, StatusCause};
 use serde_json::{json, Value};
 
-use super::{services, workload_defaults, Target};
+use super::delete::after_delete;
+use super::{crd_termination, namespace_lifecycle, services, workload_defaults, Target};
 use crate::fieldmanager::record_update;
 use crate::handlers::event_validation::invalid_group;
 use crate::handlers::meta::{name_suffix, new_uid, now_rfc3339};
@@ -198,6 +199,7 @@ pub(crate) fn create_stored(
     let res = &t.res;
     check_identity(t, &mut obj)?;
     require_namespace(state, t)?;
+    namespace_lifecycle::admit_create(state, t, &obj)?;
     let mut obj = conversion::to_storage(res, obj);
     crd_schema::on_write(res, &mut obj);
     if services::is_service(res) {
@@ -303,6 +305,7 @@ pub(crate) fn create(state: &ServerState, t: &Target, body: &[u8], manager: &str
     if t.res.api.namespaced && t.namespace.is_none() {
         return Err(ApiError::method_not_allowed());
     }
+    crd_termination::admit_create(state, &t.res)?;
     create_stored(state, t, parse_object(body)?, Some(manager))
         .map(|s| json_response(StatusCode::CREATED, s.json.clone()))
 }
@@ -387,6 +390,16 @@ pub(crate) fn update_stored(
             }
         }
         let mut next = merge_update(res, status_only, &cur, incoming);
+        if is_namespace(res) && sub.is_none() {
+            // The namespace strategy's PrepareForUpdate: only `finalize` changes them.
+            let kept = cur["spec"].get("finalizers").cloned();
+            if let Some(spec) = next["spec"].as_object_mut() {
+                match kept {
+                    Some(f) => spec.insert("finalizers".into(), f),
+                    None => spec.remove("finalizers"),
+                };
+            }
+        }
         crd_schema::on_write(res, &mut next);
         if sub == Some("approval") {
             // `/approval` writes only the conditions (CertificateSigningRequest approval).
@@ -415,7 +428,8 @@ pub(crate) fn update_stored(
         let deleting = next["metadata"]["deletionTimestamp"].is_string();
         let no_finalizers = next["metadata"]["finalizers"]
             .as_array()
-            .is_none_or(|f| f.is_empty());
+            .is_none_or(|f| f.is_empty())
+            && (!is_namespace(res) || namespace_lifecycle::spec_finalized(&next));
         let result = if deleting && no_finalizers {
             state
                 .storage
@@ -425,7 +439,9 @@ pub(crate) fn update_stored(
         };
         match result {
             Ok(stored) => {
-                if res.api.plural == "customresourcedefinitions" && !(deleting && no_finalizers) {
+                if deleting && no_finalizers {
+                    after_delete(state, res, &cur);
+                } else if res.api.plural == "customresourcedefinitions" {
                     state.resources.update_crd(&cur, &stored.value());
                     crate::autoregister::sync(state);
                 }
@@ -440,6 +456,10 @@ pub(crate) fn update_stored(
     }
 }
 
+fn is_namespace(res: &ResourceInfo) -> bool {
+    res.builtin && res.api.group.is_empty() && res.api.plural == "namespaces"
+}
+
 /// The object an update stores: server-owned metadata from `cur`; status from `cur` unless this
 /// is a status update, and everything else from `cur` if it is; generation bumped when anything
 /// outside metadata and status changed.
@@ -447,6 +467,12 @@ fn merge_update(res: &ResourceInfo, status_only: bool, cur: &Value, incoming: Va
     let mut next = if status_only {
         let mut n = cur.clone();
         set_or_remove(&mut n, "status", incoming.get("status"));
+        if res.api.plural == "customresourcedefinitions" {
+            // The CRD status strategy keeps only labels, annotations and owners: its
+            // finalizer controller removes its finalizer with the status it writes.
+            let finalizers = incoming["metadata"].get("finalizers");
+            set_or_remove(&mut n["metadata"], "finalizers", finalizers);
+        }
         n
     } else {
         let mut n = incoming;

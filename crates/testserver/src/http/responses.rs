@@ -115,6 +115,21 @@ impl ApiError {
         .into()
     }
 
+    /// 403 Forbidden for an object (`errors.NewForbidden`): an admission rule refused it.
+    pub(crate) fn forbidden(res: &ResourceInfo, name: &str, why: &str) -> Self {
+        let msg = format!("{} \"{name}\" is forbidden: {why}", qualified(res));
+        with_details(Status::failure(403, "Forbidden", msg), res, name).into()
+    }
+
+    /// 405 MethodNotAllowed for a verb on a resource (`errors.NewMethodNotSupported`).
+    pub(crate) fn method_not_supported(res: &ResourceInfo, verb: &str) -> Self {
+        let msg = format!(
+            "{verb} is not supported on resources of kind {:?}",
+            qualified(res)
+        );
+        with_details(Status::failure(405, "MethodNotAllowed", msg), res, "").into()
+    }
+
     /// 409 AlreadyExists.
     pub(crate) fn already_exists(res: &ResourceInfo, name: &str) -> Self {
         let msg = format!("{} \"{name}\" already exists", qualified(res));

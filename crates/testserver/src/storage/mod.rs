@@ -14,7 +14,7 @@ mod watchers;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use parking_lot::RwLock;
@@ -128,6 +128,8 @@ impl Drop for WatchGuard {
 
 #[derive(Debug, Default)]
 struct Collection {
+    /// The storage id it is kept under.
+    id: Arc<str>,
     objects: BTreeMap<Arc<str>, Arc<Stored>>,
     history: History,
     watchers: Watchers,
@@ -141,6 +143,9 @@ struct Inner {
     collections: HashMap<Arc<str>, Collection>,
 }
 
+/// One committed write as the in-process controllers hear of it: the collection and the event.
+pub(crate) type Change = (Arc<str>, Arc<Event>);
+
 /// The store shared by every connection of a server (and kept across restarts).
 #[derive(Debug)]
 pub(crate) struct Storage {
@@ -148,6 +153,9 @@ pub(crate) struct Storage {
     rev_tx: watch::Sender<u64>,
     history_window: usize,
     watcher_buffer: usize,
+    /// Every committed write, in revision order (sent under the write lock), for the
+    /// controllers; unbounded so a writer never waits on them.
+    feed: OnceLock<mpsc::UnboundedSender<Change>>,
 }
 
 impl Storage {
@@ -157,7 +165,14 @@ impl Storage {
             rev_tx: watch::channel(0).0,
             history_window,
             watcher_buffer: watcher_buffer.max(1),
+            feed: OnceLock::new(),
         })
+    }
+
+    /// Every write from now on, in revision order; `None` when already taken (one reader).
+    pub(crate) fn changes(&self) -> Option<mpsc::UnboundedReceiver<Change>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.feed.set(tx).ok().map(|()| rx)
     }
 
     /// The newest revision.
@@ -211,6 +226,7 @@ impl Storage {
             c,
             Arc::new(Event::new(rv, kind, obj.clone(), prev)),
             self.history_window,
+            self.feed.get(),
         );
         drop(guard);
         self.rev_tx.send_replace(rv);
@@ -232,36 +248,19 @@ impl Storage {
             .get(&res.storage_id)
             .and_then(|c| c.objects.get(key).cloned());
         check(prev.as_deref(), expect)?;
-        let gone = delete_locked(&mut inner, &res.storage_id, key, last, self.history_window)
-            .ok_or(CommitError::NotFound)?;
+        let gone = delete_locked(
+            &mut inner,
+            &res.storage_id,
+            key,
+            last,
+            self.history_window,
+            self.feed.get(),
+        )
+        .ok_or(CommitError::NotFound)?;
         let rv = inner.rev;
         drop(inner);
         self.rev_tx.send_replace(rv);
         Ok(gone)
-    }
-
-    /// Deletes every object of namespace `ns` in every resource (the namespace controller's
-    /// work, done at once).
-    pub(crate) fn delete_namespace_contents(&self, ns: &str) {
-        let mut inner = self.inner.write();
-        let prefix = format!("{ns}/");
-        let targets: Vec<(Arc<str>, Arc<str>)> = inner
-            .collections
-            .iter()
-            .flat_map(|(id, c)| {
-                c.objects
-                    .range::<str, _>((Bound::Included(prefix.as_str()), Bound::Unbounded))
-                    .take_while(|(k, _)| k.starts_with(&prefix))
-                    .map(|(k, _)| (id.clone(), k.clone()))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        for (id, key) in targets {
-            delete_locked(&mut inner, &id, &key, None, self.history_window);
-        }
-        let rv = inner.rev;
-        drop(inner);
-        self.rev_tx.send_replace(rv);
     }
 
     /// Deletes every object of a resource and closes its watchers (its CRD was deleted).
@@ -272,7 +271,14 @@ impl Storage {
             None => return,
         };
         for key in keys {
-            delete_locked(&mut inner, id, &key, None, self.history_window);
+            delete_locked(
+                &mut inner,
+                id,
+                &key,
+                None,
+                self.history_window,
+                self.feed.get(),
+            );
         }
         if let Some(mut c) = inner.collections.remove(id) {
             c.watchers.clear();
@@ -442,6 +448,7 @@ fn collection<'a>(
 ) -> &'a mut Collection {
     map.entry(res.storage_id.clone())
         .or_insert_with(|| Collection {
+            id: res.storage_id.clone(),
             fields: crate::resources::stored_fields::stored_fields(res),
             ..Collection::default()
         })
@@ -457,7 +464,16 @@ fn check(prev: Option<&Stored>, expect: Expect) -> Result<(), CommitError> {
     }
 }
 
-fn record(c: &mut Collection, event: Arc<Event>, window: usize) {
+fn record(
+    c: &mut Collection,
+    event: Arc<Event>,
+    window: usize,
+    feed: Option<&mpsc::UnboundedSender<Change>>,
+) {
+    if let Some(feed) = feed {
+        // A closed feed (the controllers stopped with the server) is not the writer's concern.
+        let _ = feed.send((c.id.clone(), event.clone()));
+    }
     c.watchers.dispatch(&event);
     c.history.push(event, window);
 }
@@ -468,6 +484,7 @@ fn delete_locked(
     key: &str,
     last: Option<Value>,
     window: usize,
+    feed: Option<&mpsc::UnboundedSender<Change>>,
 ) -> Option<Arc<Stored>> {
     let c = inner.collections.get_mut(id)?;
     let prev = c.objects.remove(key)?;
@@ -484,6 +501,7 @@ fn delete_locked(
         c,
         Arc::new(Event::new(rv, EventType::Deleted, gone.clone(), Some(prev))),
         window,
+        feed,
     );
     Some(gone)
 }
