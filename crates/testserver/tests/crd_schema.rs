@@ -380,3 +380,46 @@ async fn a_write_through_another_version_is_pruned_to_the_storage_schema() {
     let del = c.client().delete(&crd_path).await.unwrap();
     assert_eq!(del.status, 200, "{}", del.body);
 }
+
+/// 1.20.2 decodes a CRD into its typed `JSONSchemaProps`: a field it does not know (1.25's
+/// `x-kubernetes-validations`, as newer generators write it) is dropped at every depth, and a
+/// float bound written `0.0` is written back `0`.
+#[tokio::test]
+async fn crd_schemas_are_stored_as_the_typed_decode_leaves_them() {
+    let c = cluster().await;
+    let group = "typed.kcache.dev";
+    let mut crd = foo_crd(group);
+    let root = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    root["x-kubernetes-validations"] = json!([{"rule": "self.metadata.name != 'x'"}]);
+    root["properties"]["spec"]["properties"]["ratio"] = json!({"type": "number",
+        "minimum": 0.0, "maximum": 2.5,
+        "x-kubernetes-validations": [{"rule": "self < 2.0"}], "x-unknown": true});
+    let r = c.client().post(CRDS, &crd).await.unwrap();
+    assert_eq!(r.status, 201, "{}", r.body);
+    let got = c
+        .client()
+        .get(&format!("{CRDS}/foos.{group}"))
+        .await
+        .unwrap();
+    assert_eq!(got.status, 200, "{}", got.body);
+    let root = &got.body["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert!(root.get("x-kubernetes-validations").is_none(), "{root}");
+    let ratio = &root["properties"]["spec"]["properties"]["ratio"];
+    assert_eq!(ratio.as_object().map(|m| m.len()), Some(3), "{ratio}");
+    assert_eq!(ratio["type"], "number");
+    assert_eq!(ratio["minimum"].to_string(), "0", "{ratio}");
+    assert_eq!(ratio["maximum"].to_string(), "2.5", "{ratio}");
+    // An update goes through the same decode.
+    let mut next = got.body.clone();
+    next["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["x-kubernetes-validations"] = json!([{"rule": "true"}]);
+    let put = c
+        .client()
+        .put(&format!("{CRDS}/foos.{group}"), &next)
+        .await
+        .unwrap();
+    assert_eq!(put.status, 200, "{}", put.body);
+    let spec = &put.body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert!(spec.get("x-kubernetes-validations").is_none(), "{spec}");
+    remove_foos(&c, group).await;
+}

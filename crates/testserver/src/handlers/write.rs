@@ -206,6 +206,9 @@ pub(crate) fn create_stored(
         services::set_defaults(&mut obj);
     }
     workload_defaults::apply(res, &mut obj);
+    if is_crd(res) {
+        crd_schema::store_crd_schemas(&mut obj);
+    }
     if obj["metadata"]["resourceVersion"]
         .as_str()
         .is_some_and(|rv| !rv.is_empty())
@@ -375,6 +378,9 @@ pub(crate) fn update_stored(
         }
         if !status_only {
             workload_defaults::apply(res, &mut incoming);
+            if is_crd(res) {
+                crd_schema::store_crd_schemas(&mut incoming);
+            }
         }
         if explicit {
             let rv = incoming["metadata"]["resourceVersion"]
@@ -454,6 +460,13 @@ pub(crate) fn update_stored(
             Err(_) => return Err(ApiError::not_found(res, name)),
         }
     }
+}
+
+/// A CustomResourceDefinition: its schemas are stored as 1.20.2's typed decode leaves them.
+fn is_crd(res: &ResourceInfo) -> bool {
+    res.builtin
+        && res.api.group == "apiextensions.k8s.io"
+        && res.api.plural == "customresourcedefinitions"
 }
 
 fn is_namespace(res: &ResourceInfo) -> bool {

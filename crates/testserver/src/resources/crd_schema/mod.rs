@@ -1,7 +1,8 @@
 //! A CRD's `openAPIV3Schema` enforced on its custom resources, as apiextensions-apiserver
 //! 1.20.2 does: every write is pruned ([`prune`]), defaulted ([`defaults`]) and validated
-//! ([`validate`], [`extensions`]); reads are defaulted; and CRD admission refuses schemas
-//! that are not structural ([`structural`]). Error wording is the real server's, to the byte.
+//! ([`validate`], [`extensions`]); reads are defaulted; CRD admission refuses schemas
+//! that are not structural ([`structural`]); and a CRD's schemas are stored as 1.20.2's typed
+//! decode leaves them ([`typed`]). Error wording is the real server's, to the byte.
 
 use std::sync::Arc;
 
@@ -18,9 +19,11 @@ mod go_value;
 pub(crate) mod openapi_v2;
 mod prune;
 mod structural;
+mod typed;
 mod validate;
 
 pub(crate) use structural::check_crd;
+pub(crate) use typed::store_crd_schemas;
 
 /// One served version's schema, as its CRD gives it.
 #[derive(Debug)]
