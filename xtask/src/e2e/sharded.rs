@@ -128,13 +128,16 @@ fn create_foos(k: &Kubectl) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Shard (Lease name) → its slices, for the Leases whose latest generation is acknowledged.
+/// Shard (Lease name) → its slices, for the Leases that list slices, each of which must have
+/// acknowledged its latest generation. A Lease without slices (a gone shard's, cleared by the
+/// sharder in a generation nobody acknowledges) holds nothing.
 fn acknowledged_slices(k: &Kubectl) -> Result<BTreeMap<String, String>, String> {
     let path = "{range .items[*]}{.metadata.name}|{.metadata.annotations.sharding\\.kcache\\.dev/slices}|{.metadata.annotations.sharding\\.kcache\\.dev/generation}|{.metadata.annotations.sharding\\.kcache\\.dev/acknowledged}{\"\\n\"}{end}";
     let text = k.jsonpath(&["leases", "-l", SHARD_LEASES], path)?;
     let mut shards = BTreeMap::new();
     for line in text.lines().filter(|l| !l.is_empty()) {
         match line.split('|').collect::<Vec<_>>()[..] {
+            [_, "", _, _] => {}
             [name, slices, generation, acknowledged] if generation == acknowledged => {
                 shards.insert(name.to_string(), slices.to_string());
             }
