@@ -1,20 +1,24 @@
-//! The `sharded` scenario: kcache-sharding on a server, in label mode or (`--mode ranges`)
-//! range mode (KEP-5866 `shardSelector`: the server must filter by it), replicas in one process
+//! The `sharded` scenario: kcache-sharding on a server, in label mode, `--mode ranges` (range
+//! mode, KEP-5866 `shardSelector`: the server must filter by it) or `--mode slices` (slice mode:
+//! each object labelled once with its hash slice), replicas in one process
 //! (each in a runtime of its own, with its own client, so killing one drops everything it was
 //! doing, as SIGKILL would). The namespace's ConfigMaps are the sharded objects; each replica runs
 //! a controller with one worker whose reconcile awaits `--reconcile-ms` (an I/O-bound reconcile)
 //! and records (object, replica, start). Phases, each on the objects as they stand:
 //!
+//!  0. Slice mode: `label_seconds`, writing every object's slice labels (both rings', one patch
+//!     per object, 16 at a time), which the sharder does once in an object's life: the phases
+//!     below measure the steady state, where the sharder finds every label right.
 //!  1. `one_seconds`: one replica alone (ring `<run>-1`), start until every object was reconciled;
 //!     `one_cached`: the most objects its cache held.
 //!  2. `three_seconds`: `--replicas` replicas (ring `<run>-n`) started together, until every
 //!     object was reconciled; then until the ring converged (label mode: every object labelled
-//!     with its owner among them, none draining; range mode: every replica holds an acknowledged
-//!     share of the slices and every object is in exactly one of their ranges);
+//!     with its owner among them, none draining; range and slice modes: every replica holds an
+//!     acknowledged share of the slices and every object is in exactly one of their slices);
 //!     `three_cached_max`: the most objects any one cache held.
 //!  3. Kill one replica (its runtime dropped: no Lease released). `kill_handover_seconds`: from the
 //!     kill until each of its objects is owned by a live replica (labelled to it, or in its
-//!     acknowledged ranges) and in that replica's cache;
+//!     acknowledged slices) and in that replica's cache;
 //!     `kill_reconciled_seconds`: from the kill until each was reconciled by another replica.
 //!  4. Stop another gracefully (its controllers stop, its Leases are released): the same two
 //!     times from the stop's request, `stop_handover_seconds` and `stop_reconciled_seconds`.
@@ -37,7 +41,8 @@ use kcache_core::selector::ShardField;
 use kcache_core::{DynamicObject, ListParams, Object, Resource};
 use kcache_informer::FactoryOptions;
 use kcache_sharding::{
-    list_range_assignments, object_key, HashRing, Mode, Ring, Shard, Sharding, RANGE_SLICES,
+    list_range_assignments, object_key, slice_of, HashRing, Mode, Ring, Shard, Sharding,
+    RANGE_SLICES,
 };
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams};
 use parking_lot::Mutex;
@@ -63,8 +68,10 @@ pub struct Args {
     /// 15 s / 10 s / 2 s).
     #[arg(long, default_value_t = 15)]
     lease_seconds: u64,
-    /// How objects are divided: `labels` (the sharder labels each), or `ranges` (hash ranges of
-    /// the uid on the shard Leases; the server must support KEP-5866 `shardSelector`).
+    /// How objects are divided: `labels` (the sharder labels each with its shard), `ranges`
+    /// (hash ranges of the uid on the shard Leases; the server must support KEP-5866
+    /// `shardSelector`) or `slices` (each object labelled once with its hash slice, the slices
+    /// on the shard Leases).
     #[arg(long, value_enum, default_value_t = ShardMode::Labels)]
     mode: ShardMode,
     /// Overall limit of each phase, as a Go duration (`90s`, `10m`) or seconds.
@@ -77,6 +84,7 @@ pub struct Args {
 enum ShardMode {
     Labels,
     Ranges,
+    Slices,
 }
 
 /// One reconcile: which object, which replica, when it started.
@@ -147,6 +155,7 @@ impl Setup {
             .mode(match self.mode {
                 ShardMode::Labels => Mode::Labels,
                 ShardMode::Ranges => Mode::Ranges(ShardField::Uid),
+                ShardMode::Slices => Mode::Slices,
             })
             .lease_timing(lease, renew, retry);
         let (namespace, reconcile_for, log) =
@@ -264,8 +273,9 @@ async fn objects(api: &Api<DynamicObject>) -> Vec<DynamicObject> {
 }
 
 /// Each object's owner as the mode records it: its shard label unless draining (label mode),
-/// or the one shard Lease with acknowledged ranges that hold it (range mode); `None` while it
-/// is unassigned or moving.
+/// or the one shard Lease with acknowledged slices that hold it (range mode: its uid's hash;
+/// slice mode: its slice label, if that is its key's slice); `None` while it is unassigned or
+/// moving.
 async fn owners(
     api: &Api<DynamicObject>,
     ring: &Ring,
@@ -292,9 +302,12 @@ async fn owners(
     objects
         .into_iter()
         .map(|o| {
-            let mut holders = leases
-                .iter()
-                .filter(|(_, a)| !a.ranges.is_empty() && a.ranges.matches(&o));
+            let slice = slice_of(&object_key("", "ConfigMap", &o));
+            let labelled = o.label(&ring.slice_label()) == Some(slice.to_string().as_str());
+            let mut holders = leases.iter().filter(|(_, a)| match mode {
+                ShardMode::Slices => labelled && a.slices.contains(&slice),
+                _ => !a.ranges.is_empty() && a.ranges.matches(&o),
+            });
             let owner = match (holders.next(), holders.next()) {
                 (Some((state, a)), None) if a.is_acknowledged() => Some(state.name.clone()),
                 _ => None,
@@ -305,7 +318,8 @@ async fn owners(
 }
 
 /// Whether every object is owned by its place among `live`: label mode, its owner on their
-/// ring; range mode, one of them, each of which holds an acknowledged even share of the slices.
+/// ring; range and slice modes, one of them, each of which holds an acknowledged even share of
+/// the slices.
 async fn converged(
     api: &Api<DynamicObject>,
     ring: &Ring,
@@ -323,16 +337,9 @@ async fn converged(
         return false;
     };
     let share = RANGE_SLICES as usize / live.len().max(1);
-    let slice = (1u128 << 64) / u128::from(RANGE_SLICES);
     let even = live.iter().all(|r| {
         leases.iter().any(|(state, a)| {
-            let width: u128 = a
-                .ranges
-                .ranges()
-                .iter()
-                .map(|range| range.end() - u128::from(range.start()))
-                .sum();
-            let slices = (width / slice) as usize;
+            let slices = a.slices.len();
             state.name == r.name && a.is_acknowledged() && (share..=share + 1).contains(&slices)
         })
     });
@@ -432,29 +439,43 @@ impl RingRun<'_> {
     }
 }
 
-/// Removes the run's shard and drain labels from every object, and its Leases.
+/// Writes `labels(object)` on every object, 16 at a time; fails the run on an error when
+/// `strict`.
+async fn label_all(
+    api: &Api<DynamicObject>,
+    labels: impl Fn(&DynamicObject) -> Map<String, Value>,
+    strict: bool,
+) {
+    let patches: Vec<(String, Value)> = objects(api)
+        .await
+        .iter()
+        .map(|o| {
+            let patch = json!({"metadata": {"labels": labels(o)}});
+            (o.name().to_string(), patch)
+        })
+        .collect();
+    stream::iter(patches)
+        .for_each_concurrent(16, |(name, patch)| async move {
+            let done = api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await;
+            if let (Err(e), true) = (done, strict) {
+                eprintln!("kcache-bench: sharded: label {name}: {e}");
+                std::process::exit(1);
+            }
+        })
+        .await;
+}
+
+/// Removes the run's shard, drain and slice labels from every object, and its Leases.
 async fn clean_up(client: &Client, api: &Api<DynamicObject>, namespace: &str, rings: &[Ring]) {
     let mut labels = Map::new();
     for ring in rings {
         labels.insert(ring.shard_label(), Value::Null);
         labels.insert(ring.drain_label(), Value::Null);
+        labels.insert(ring.slice_label(), Value::Null);
     }
-    let patch = json!({"metadata": {"labels": labels}});
-    let names: Vec<String> = objects(api)
-        .await
-        .iter()
-        .map(|o| o.name().to_string())
-        .collect();
-    stream::iter(names)
-        .for_each_concurrent(16, |name| {
-            let patch = &patch;
-            async move {
-                let _ = api
-                    .patch(&name, &PatchParams::default(), &Patch::Merge(patch))
-                    .await;
-            }
-        })
-        .await;
+    label_all(api, |_| labels.clone(), false).await;
     let leases = Api::<DynamicObject>::dynamic(
         client.clone(),
         k8s_openapi::api::coordination::v1::Lease::api_resource(),
@@ -529,6 +550,21 @@ async fn scenario(args: &Args) -> Value {
         Ring::new(&format!("b{run}-1"), &args.namespace),
         Ring::new(&format!("b{run}-{n}"), &args.namespace),
     );
+
+    // 0. Slice mode: every object's slice labels, once.
+    let t0 = Instant::now();
+    if args.mode == ShardMode::Slices {
+        let rings = [&ring_one, &ring_n];
+        let slices = |o: &DynamicObject| {
+            let slice = slice_of(&object_key("", "ConfigMap", o)).to_string();
+            rings
+                .iter()
+                .map(|r| (r.slice_label(), json!(slice)))
+                .collect()
+        };
+        label_all(&api, slices, true).await;
+    }
+    let label_seconds = (args.mode == ShardMode::Slices).then(|| t0.elapsed().as_secs_f64());
 
     // 1. One replica alone.
     let t0 = Instant::now();
@@ -610,6 +646,7 @@ async fn scenario(args: &Args) -> Value {
         "objects": total, "replicas": n, "reconcile_ms": args.reconcile_ms,
         "mode": format!("{:?}", args.mode).to_lowercase(),
         "lease_seconds": lease.as_secs(),
+        "label_seconds": label_seconds,
         "one_seconds": one_seconds, "three_seconds": three_seconds,
         "speedup": one_seconds / three_seconds,
         "one_cached": one_cached, "three_cached_max": three_cached_max,

@@ -32,7 +32,7 @@ use kcache::controller::{Manager, ReconcileRequest};
 use kcache::core::BoxError;
 use kcache::informer::FactoryOptions;
 use kcache::leaderelection::{LeaderElectionConfig, LeaseLock};
-use kcache::sharding::{Ring, Shard, Sharding};
+use kcache::sharding::{Mode, Ring, Shard, Sharding};
 use kcache::transport::{
     Api, Client, Config, DeleteParams, KubeConfigOptions, Kubeconfig, Patch, PatchParams,
     PostParams,
@@ -83,6 +83,11 @@ struct Args {
     /// replica's Lease and the sharder's live in `--lease-namespace`.
     #[arg(long, conflicts_with = "leader_elect")]
     shard_ring: Option<String>,
+    /// How the ring divides the Foos: `labels` (the sharder labels each Foo with its shard and
+    /// drains it before a move) or `slices` (each Foo labelled once with its hash slice; a move
+    /// is a Lease write).
+    #[arg(long, value_enum, default_value_t = ShardMode::Labels)]
+    shard_mode: ShardMode,
     /// This replica's identity in the Lease (default: `$POD_NAME`, which a Deployment sets
     /// through the downward API; else hostname + "_" + the process id).
     #[arg(long)]
@@ -96,6 +101,13 @@ struct Args {
     /// Seconds between attempts.
     #[arg(long, default_value = "2", value_parser = seconds)]
     retry_period: Duration,
+}
+
+/// `--shard-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum ShardMode {
+    Labels,
+    Slices,
 }
 
 fn seconds(s: &str) -> Result<Duration, String> {
@@ -158,7 +170,7 @@ async fn run_on_cluster(config: Config, args: &Args) -> Result<(), BoxError> {
 
 /// Runs as one shard of `ring` until SIGTERM or Ctrl-C: holds this replica's shard Lease and,
 /// for each term of holding it, runs the Foo controller over the Foos (and Deployments) labelled
-/// for this shard; campaigns for the sharder. On a signal the controller stops first, then both
+/// for this shard (or for its slices); campaigns for the sharder. On a signal the controller stops first, then both
 /// Leases are released, so the others take its Foos over at once.
 async fn run_sharded(client: Client, ring: &str, args: &Args) -> Result<(), BoxError> {
     let identity = args.id.clone().unwrap_or_else(default_identity);
@@ -171,6 +183,10 @@ async fn run_sharded(client: Client, ring: &str, args: &Args) -> Result<(), BoxE
     )
     .kind::<Foo>(namespace.as_deref())
     .controlled::<Deployment>(namespace.as_deref())
+    .mode(match args.shard_mode {
+        ShardMode::Labels => Mode::Labels,
+        ShardMode::Slices => Mode::Slices,
+    })
     .lease_timing(args.lease_duration, args.renew_deadline, args.retry_period);
     sample_controller::crd::ensure_foo_crd(&client).await?;
     let shutdown = CancellationToken::new();
@@ -181,7 +197,7 @@ async fn run_sharded(client: Client, ring: &str, args: &Args) -> Result<(), BoxE
         async move {
             tracing::info!(shard = %shard.name(), "holding the shard Lease: reconciling its Foos");
             let options = FactoryOptions {
-                label_selector: Some(shard.label_selector()),
+                label_selector: shard.label_selector(),
                 ..sample_controller::factory_options(namespace)
             };
             let mut manager = match Manager::builder(client).factory_options(options).build() {

@@ -387,7 +387,7 @@ fn start_replica(client: &Client, ns: &str, ring: &str, name: &str) -> Replica {
     let work = move |shard: Shard| {
         let (client, current) = (client.clone(), current.clone());
         let options = FactoryOptions {
-            label_selector: Some(shard.label_selector()),
+            label_selector: shard.label_selector(),
             ..sample::factory_options(Some(namespace.clone()))
         };
         async move {

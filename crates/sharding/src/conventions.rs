@@ -10,6 +10,9 @@ pub const SHARD_LABEL_PREFIX: &str = "shard.alpha.sharding.timebertt.dev";
 /// The prefix of the drain label on objects (`<prefix>/<ring>: "true"`).
 pub const DRAIN_LABEL_PREFIX: &str = "drain.alpha.sharding.timebertt.dev";
 
+/// The prefix of the slice label on objects in slice mode (`<prefix>/<ring>: <slice>`).
+pub const SLICE_LABEL_PREFIX: &str = "slice.sharding.kcache.dev";
+
 /// One ring: its name, where its shard Leases live and the labels it uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ring {
@@ -71,6 +74,13 @@ impl Ring {
         format!("{}/{}", self.drain_label_prefix, self.name)
     }
 
+    /// Slice mode's label on each object: `slice.sharding.kcache.dev/<ring>`, its hash slice
+    /// ([`slice_of`](crate::slice_of) its shard key). Per ring, as two rings may key one kind
+    /// differently.
+    pub fn slice_label(&self) -> String {
+        format!("{SLICE_LABEL_PREFIX}/{}", self.name)
+    }
+
     /// The label selector of the objects assigned to `shard` (what its informers watch).
     pub fn shard_selector(&self, shard: &str) -> String {
         format!("{}={shard}", self.shard_label())
@@ -100,6 +110,7 @@ mod tests {
             ring.shard_selector("replica-a"),
             "shard.alpha.sharding.timebertt.dev/foos=replica-a"
         );
+        assert_eq!(ring.slice_label(), "slice.sharding.kcache.dev/foos");
         let own = ring.with_labels("example.com/ring", "shard.example.com", "drain.example.com");
         assert_eq!(own.shard_label(), "shard.example.com/foos");
         assert_eq!(own.lease_labels()["example.com/ring"], "foos");

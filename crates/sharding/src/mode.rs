@@ -24,7 +24,13 @@ pub enum Mode {
     /// Shards own hash ranges of the field (KEP-5866 `shardSelector`), assigned on their
     /// Leases; no object is written. Fails to start on a server that does not filter by it.
     Ranges(ShardField),
-    /// Ranges of the field where the server filters by `shardSelector`, labels elsewhere.
+    /// Each object is labelled once with its hash slice (`slice.sharding.kcache.dev/<ring>`:
+    /// [`slice_of`](crate::slice_of) its shard key, the key label mode uses), and shards own
+    /// slices assigned on their Leases as in range mode, selecting them with a set-based label
+    /// selector: a join, a stop or a kill writes Leases only, on every server.
+    Slices,
+    /// Ranges of the field where the server filters by `shardSelector`, [`Mode::Slices`]
+    /// elsewhere (and with controlled kinds over uids, which do not hash with their owners).
     Auto(ShardField),
 }
 

@@ -1,22 +1,23 @@
-//! Range mode's record on each shard Lease: the annotations through which the sharder assigns a
-//! shard its ranges and the shard acknowledges them.
+//! The record of range and slice modes on each shard Lease: the annotations through which the
+//! sharder assigns a shard its slices and the shard acknowledges them.
 //!
-//! The sharder writes [`RANGES_ANNOTATION`] (the shard's canonical `shardSelector`),
-//! [`GENERATION_ANNOTATION`] (raised on every change) and, when it takes ranges away,
-//! [`RELEASING_ANNOTATION`] (the ranges taken away). The shard writes
+//! The sharder writes the shard's slices — in range mode as [`RANGES_ANNOTATION`] (the shard's
+//! canonical `shardSelector`) and, when it takes slices away, [`RELEASING_ANNOTATION`]; in slice
+//! mode as lists (`0-84,170`) in [`SLICES_ANNOTATION`] and [`RELEASING_SLICES_ANNOTATION`] —
+//! and [`GENERATION_ANNOTATION`] (raised on every change). The shard writes
 //! [`ACKNOWLEDGED_ANNOTATION`]: the generation it now runs, once the work of every earlier
 //! generation has stopped, conditional on the Lease version whose generation it read (so an
 //! acknowledgement never lands on a Lease rewritten in between). A Lease with no annotations
 //! (new, or written afresh when the sharder took it over) assigns nothing.
 
-use kcache_core::selector::ShardSelector;
+use kcache_core::selector::{ShardField, ShardSelector};
 use kcache_core::{DynamicObject, Error, Object};
 use kcache_transport::{Api, Client, Patch, PatchParams};
 use serde_json::{json, Map, Value};
 
 use crate::conventions::Ring;
 use crate::membership::{list_lease_objects, ShardState};
-use crate::ranges::{slices_of, Slices};
+use crate::ranges::{format_slices, parse_slices, selector_of, slices_of, Slices};
 
 /// The ranges the sharder assigned to the shard: a canonical KEP-5866 `shardSelector`.
 pub const RANGES_ANNOTATION: &str = "sharding.kcache.dev/ranges";
@@ -26,8 +27,21 @@ pub const GENERATION_ANNOTATION: &str = "sharding.kcache.dev/generation";
 pub const RELEASING_ANNOTATION: &str = "sharding.kcache.dev/releasing";
 /// The generation the shard runs, written by the shard.
 pub const ACKNOWLEDGED_ANNOTATION: &str = "sharding.kcache.dev/acknowledged";
+/// Slice mode: the slices the sharder assigned to the shard, as a list (`0-84,170`).
+pub const SLICES_ANNOTATION: &str = "sharding.kcache.dev/slices";
+/// Slice mode: the slices the latest change took away, as a list.
+pub const RELEASING_SLICES_ANNOTATION: &str = "sharding.kcache.dev/releasing-slices";
 
-/// One shard Lease's range assignment, as read from its annotations.
+/// How a shard's informers select the objects of its slices, and so how its Lease records them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Selection {
+    /// Range mode: a KEP-5866 `shardSelector` over the field's hash.
+    Ranges(ShardField),
+    /// Slice mode: the values of the slice label the sharder writes on each object.
+    SliceLabel,
+}
+
+/// One shard Lease's assignment of slices (range or slice mode), as read from its annotations.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RangeAssignment {
     /// The Lease's name: the shard.
@@ -36,10 +50,14 @@ pub struct RangeAssignment {
     pub resource_version: String,
     /// The assignment's generation (0: never assigned).
     pub generation: u64,
-    /// The shard's ranges (empty: none).
+    /// Range mode: the shard's ranges (empty: none, or slice mode).
     pub ranges: ShardSelector,
-    /// What the latest change took away.
+    /// Range mode: what the latest change took away.
     pub releasing: ShardSelector,
+    /// The shard's slices, in either mode (`0..RANGE_SLICES`).
+    pub slices: Slices,
+    /// The slices the latest change took away, in either mode.
+    pub releasing_slices: Slices,
     /// The generation the shard acknowledged.
     pub acknowledged: u64,
 }
@@ -64,12 +82,26 @@ impl RangeAssignment {
             ShardSelector::parse(text(key).unwrap_or(""))
                 .map_err(|e| Error::decode(format!("annotation {key} of Lease {}", obj.name()), e))
         };
+        let list = |key: &str| -> Result<Slices, Error> {
+            parse_slices(text(key).unwrap_or(""))
+                .map_err(|e| Error::decode(format!("annotation {key} of Lease {}", obj.name()), e))
+        };
+        let (ranges, releasing) = (
+            selector(RANGES_ANNOTATION)?,
+            selector(RELEASING_ANNOTATION)?,
+        );
+        let mut slices = list(SLICES_ANNOTATION)?;
+        slices.extend(slices_of(&ranges));
+        let mut releasing_slices = list(RELEASING_SLICES_ANNOTATION)?;
+        releasing_slices.extend(slices_of(&releasing));
         Ok(RangeAssignment {
             shard: obj.name().to_string(),
             resource_version: obj.resource_version().unwrap_or_default().to_string(),
             generation: number(GENERATION_ANNOTATION)?,
-            ranges: selector(RANGES_ANNOTATION)?,
-            releasing: selector(RELEASING_ANNOTATION)?,
+            ranges,
+            releasing,
+            slices,
+            releasing_slices,
             acknowledged: number(ACKNOWLEDGED_ANNOTATION)?,
         })
     }
@@ -78,17 +110,9 @@ impl RangeAssignment {
     pub fn is_acknowledged(&self) -> bool {
         self.acknowledged == self.generation
     }
-
-    pub(crate) fn slices(&self) -> Slices {
-        slices_of(&self.ranges)
-    }
-
-    pub(crate) fn releasing_slices(&self) -> Slices {
-        slices_of(&self.releasing)
-    }
 }
 
-/// Every shard Lease of `ring` (live or not) with its range assignment, listed (range mode).
+/// Every shard Lease of `ring` (live or not) with its assignment, listed (range or slice mode).
 pub async fn list_range_assignments(
     client: &Client,
     ring: &Ring,
@@ -134,24 +158,41 @@ pub(crate) async fn annotate(
     .await
 }
 
-/// The annotations of assignment `generation` with `ranges`, `releasing` what it took away
-/// (an empty selector removes an annotation).
+/// The annotations of assignment `generation` with `slices`, `releasing` what it took away, as
+/// `selection` records them; the other mode's annotations, and empty ones, are removed.
 pub(crate) fn assignment(
     generation: u64,
-    ranges: &ShardSelector,
-    releasing: &ShardSelector,
+    slices: &Slices,
+    releasing: &Slices,
+    selection: Selection,
 ) -> Map<String, Value> {
-    let value = |s: &ShardSelector| match s.is_empty() {
+    let text = |s: String| match s.is_empty() {
         true => Value::Null,
-        false => json!(s.to_string()),
+        false => json!(s),
+    };
+    let (ranges, releasing_ranges, list, releasing_list) = match selection {
+        Selection::Ranges(field) => (
+            text(selector_of(field, slices).to_string()),
+            text(selector_of(field, releasing).to_string()),
+            Value::Null,
+            Value::Null,
+        ),
+        Selection::SliceLabel => (
+            Value::Null,
+            Value::Null,
+            text(format_slices(slices)),
+            text(format_slices(releasing)),
+        ),
     };
     Map::from_iter([
         (
             GENERATION_ANNOTATION.to_string(),
             json!(generation.to_string()),
         ),
-        (RANGES_ANNOTATION.to_string(), value(ranges)),
-        (RELEASING_ANNOTATION.to_string(), value(releasing)),
+        (RANGES_ANNOTATION.to_string(), ranges),
+        (RELEASING_ANNOTATION.to_string(), releasing_ranges),
+        (SLICES_ANNOTATION.to_string(), list),
+        (RELEASING_SLICES_ANNOTATION.to_string(), releasing_list),
     ])
 }
 
@@ -177,18 +218,48 @@ mod tests {
         ]));
         let a = RangeAssignment::from_lease(&lease).unwrap();
         assert_eq!((a.generation, a.acknowledged), (3, 2));
-        assert_eq!(a.slices().len(), 128);
+        assert_eq!(a.slices.len(), 128);
         assert!(!a.is_acknowledged());
 
-        lease
-            .metadata
-            .annotations
-            .as_mut()
-            .unwrap()
-            .insert(RANGES_ANNOTATION.into(), "shardRange(nope)".into());
+        let annotations = lease.metadata.annotations.as_mut().unwrap();
+        annotations.insert(RANGES_ANNOTATION.into(), "shardRange(nope)".into());
         let e = RangeAssignment::from_lease(&lease).unwrap_err().to_string();
         assert!(
             e.contains(RANGES_ANNOTATION) && e.contains("shard-a"),
+            "{e}"
+        );
+    }
+
+    /// Slice mode writes lists, range mode selectors; each reads back as the same slices, and
+    /// each write removes the other mode's annotations.
+    #[test]
+    fn both_modes_record_the_same_slices() {
+        let (slices, releasing): (Slices, Slices) = ((0..10).collect(), (10..12).collect());
+        for selection in [Selection::Ranges(ShardField::Uid), Selection::SliceLabel] {
+            let written = assignment(4, &slices, &releasing, selection);
+            let annotations: BTreeMap<String, String> = written
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect();
+            assert_eq!(written.len(), 5, "every key set or removed");
+            assert_eq!(annotations.len(), 3, "{annotations:?}");
+            let mut lease = DynamicObject::new("shard-a");
+            lease.metadata.annotations = Some(annotations.clone());
+            let a = RangeAssignment::from_lease(&lease).unwrap();
+            assert_eq!(
+                (a.generation, &a.slices, &a.releasing_slices),
+                (4, &slices, &releasing)
+            );
+            let ranges = selection != Selection::SliceLabel;
+            assert_eq!(annotations.contains_key(RANGES_ANNOTATION), ranges);
+            assert_eq!(annotations.contains_key(SLICES_ANNOTATION), !ranges);
+        }
+        let mut bad = DynamicObject::new("shard-b");
+        bad.metadata.annotations =
+            Some(BTreeMap::from([(SLICES_ANNOTATION.into(), "0-300".into())]));
+        let e = RangeAssignment::from_lease(&bad).unwrap_err().to_string();
+        assert!(
+            e.contains(SLICES_ANNOTATION) && e.contains("shard-b"),
             "{e}"
         );
     }

@@ -1,7 +1,8 @@
-//! Range mode's sharder: deals the hash-space slices ([`crate::ranges`]) to the live shards by
-//! writing each shard's ranges on its Lease, and moves a slice only through a handover that
-//! never lets two shards act on it. One replica runs it at a time (elected by
-//! [`Sharding`](crate::Sharding)); no object is ever written.
+//! The sharder of range and slice modes: deals the hash-space slices ([`crate::ranges`]) to the
+//! live shards by writing each shard's slices on its Lease, and moves a slice only through a
+//! handover that never lets two shards act on it. One replica runs it at a time (elected by
+//! [`Sharding`](crate::Sharding)); it writes no object (in slice mode the
+//! [`SliceLabeller`](crate::slice_labeller::SliceLabeller) beside it labels each object once).
 //!
 //! Each pass lists the ring's Leases (a fresh read: the decisions below must not rest on a
 //! cache behind the sharder's own writes) and, once the live shards are the ones the previous
@@ -27,7 +28,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use kcache_core::selector::ShardField;
 use kcache_core::Error;
 use kcache_leaderelection::CancellationToken;
 use kcache_transport::Client;
@@ -38,9 +38,9 @@ use crate::membership::{live_shards, ShardState};
 use crate::passes::Timing;
 use crate::passes::{pass_loop, SharderContext};
 use crate::range_lease::{
-    annotate, assignment, lease_api, list_range_assignments, RangeAssignment,
+    annotate, assignment, lease_api, list_range_assignments, RangeAssignment, Selection,
 };
-use crate::ranges::{deal, selector_of, Slices};
+use crate::ranges::{deal, Slices};
 
 /// What one range pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub(crate) struct RangePass {
 
 pub(crate) struct RangeSharder {
     ctx: SharderContext,
-    field: ShardField,
+    selection: Selection,
 }
 
 /// One listed shard Lease: its membership and its ranges.
@@ -68,11 +68,11 @@ impl Listed {
     /// The slices its shard may act on now or may be given back: its ranges, and while it holds
     /// its Lease without having acknowledged, what the latest generation took away.
     fn claims(&self) -> Slices {
-        let mut claims = self.assignment.slices();
+        let mut claims = self.assignment.slices.clone();
         if self.state.record.holder_identity == self.state.name
             && !self.assignment.is_acknowledged()
         {
-            claims.extend(self.assignment.releasing_slices());
+            claims.extend(&self.assignment.releasing_slices);
         }
         claims
     }
@@ -83,20 +83,20 @@ impl RangeSharder {
         client: Client,
         ring: Ring,
         identity: String,
-        field: ShardField,
+        selection: Selection,
         timing: Timing,
         leases: Arc<LeaseInformer>,
     ) -> Self {
         RangeSharder {
             ctx: SharderContext::new(client, ring, identity, timing, leases),
-            field,
+            selection,
         }
     }
 
     /// Passes every sync period and whenever a Lease's holder or annotations change (a join, a
     /// leave, an acknowledgement), until `stop` fires.
     pub(crate) async fn run(&self, stop: CancellationToken) {
-        tracing::info!(ring = %self.ctx.ring.name(), sharder = %self.ctx.identity, "range sharder started");
+        tracing::info!(ring = %self.ctx.ring.name(), sharder = %self.ctx.identity, selection = ?self.selection, "slice sharder started");
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = self.ctx.leases.wait_for_sync() => {}
@@ -132,7 +132,8 @@ impl RangeSharder {
                 }
                 continue;
             }
-            let cleared = assignment(a.generation + 1, &Default::default(), &Default::default());
+            let none = Slices::new();
+            let cleared = assignment(a.generation + 1, &none, &none, self.selection);
             match annotate(&api, name, cleared, Some(&a.resource_version)).await {
                 Ok(_) => pass.cleared += 1,
                 Err(e) if e.is_conflict() || e.is_not_found() => {}
@@ -142,7 +143,7 @@ impl RangeSharder {
         let current: BTreeMap<String, Slices> = listed
             .iter()
             .filter(|l| live.contains(&l.state.name))
-            .map(|l| (l.state.name.clone(), l.assignment.slices()))
+            .map(|l| (l.state.name.clone(), l.assignment.slices.clone()))
             .collect();
         let target = deal(&current, &live);
         let claims: Vec<(&str, Slices)> = listed
@@ -154,24 +155,20 @@ impl RangeSharder {
             if !a.is_acknowledged() || stop.is_cancelled() {
                 continue;
             }
-            let have = a.slices();
+            let have = &a.slices;
             let want = &target[name];
             let release: Slices = have.difference(want).copied().collect();
-            let grant = want.difference(&have).copied().filter(|s| {
+            let grant = want.difference(have).copied().filter(|s| {
                 claims
                     .iter()
                     .all(|(other, c)| *other == name.as_str() || !c.contains(s))
             });
             let mut next: Slices = have.intersection(want).copied().collect();
             next.extend(grant);
-            if next == have {
+            if next == *have {
                 continue;
             }
-            let write = assignment(
-                a.generation + 1,
-                &selector_of(self.field, &next),
-                &selector_of(self.field, &release),
-            );
+            let write = assignment(a.generation + 1, &next, &release, self.selection);
             annotate(&api, name, write, None).await?;
             pass.reassigned += 1;
         }
@@ -188,7 +185,6 @@ mod tests {
     use super::*;
 
     fn listed(name: &str, holder: &str, generation: u64, acknowledged: u64) -> Listed {
-        let field = ShardField::Uid;
         Listed {
             state: ShardState {
                 name: name.into(),
@@ -203,8 +199,8 @@ mod tests {
                 shard: name.into(),
                 generation,
                 acknowledged,
-                ranges: selector_of(field, &(0..10).collect()),
-                releasing: selector_of(field, &(10..20).collect()),
+                slices: (0..10).collect(),
+                releasing_slices: (10..20).collect(),
                 ..Default::default()
             },
         }

@@ -1,12 +1,13 @@
-//! Range mode's shard side: within one term of holding its shard Lease, the replica runs the
-//! user's work once per assignment generation, each time with that generation's ranges.
+//! The shard side of range and slice modes: within one term of holding its shard Lease, the
+//! replica runs the user's work once per assignment generation, each time with that
+//! generation's slices.
 //!
 //! The shard reads its own Lease (a fresh GET, never a cache that could be behind a take-over)
 //! when it starts holding it, whenever the Lease informer sees an assignment change, and every
 //! resync period. On a new generation it first stops the running work (cancels its token and
 //! waits for it: the controllers stop and in-flight reconciles finish), then acknowledges the
 //! generation on its Lease, conditional on the version it read, and only then starts the work
-//! with the new ranges. A generation with no ranges runs no work (an empty `shardSelector`
+//! with the new slices. A generation with no slices runs no work (an empty `shardSelector`
 //! would select everything). When the Lease term ends, the running work is stopped before the
 //! elector may release the Lease.
 
@@ -22,14 +23,18 @@ use serde_json::{json, Map};
 use crate::conventions::Ring;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::ShardState;
-use crate::range_lease::{annotate, lease_api, RangeAssignment, ACKNOWLEDGED_ANNOTATION};
+use crate::range_lease::{
+    annotate, lease_api, RangeAssignment, Selection, ACKNOWLEDGED_ANNOTATION,
+};
+use crate::ranges::selector_of;
 use crate::shard::Shard;
 
-/// A replica's range-mode runner of its work.
+/// A replica's runner of its work in range or slice mode.
 pub(crate) struct RangeTerms {
     client: Client,
     ring: Ring,
     identity: String,
+    selection: Selection,
     leases: Arc<LeaseInformer>,
     /// How often the shard reads its Lease when no change was seen.
     resync: Duration,
@@ -38,7 +43,7 @@ pub(crate) struct RangeTerms {
 /// The work of one generation.
 struct Running {
     generation: u64,
-    /// `None`: the generation has no ranges, nothing runs.
+    /// `None`: the generation has no slices, nothing runs.
     work: Option<(CancellationToken, tokio::task::JoinHandle<()>)>,
 }
 
@@ -58,6 +63,7 @@ impl RangeTerms {
         client: Client,
         ring: Ring,
         identity: String,
+        selection: Selection,
         leases: Arc<LeaseInformer>,
         resync: Duration,
     ) -> Self {
@@ -65,12 +71,13 @@ impl RangeTerms {
             client,
             ring,
             identity,
+            selection,
             leases,
             resync,
         }
     }
 
-    /// Runs `work` for each generation of this shard's ranges until `lease` (the Lease term's
+    /// Runs `work` for each generation of this shard's slices until `lease` (the Lease term's
     /// token) fires, then stops the running work.
     pub(crate) async fn run<F, Fut>(&self, lease: CancellationToken, work: Arc<F>)
     where
@@ -86,7 +93,7 @@ impl RangeTerms {
                 // A renewal landed between the read and the acknowledgement: read again.
                 Err(e) if e.is_conflict() => continue,
                 Err(e) => {
-                    tracing::warn!(shard = %self.identity, "reading the shard's ranges: {e}")
+                    tracing::warn!(shard = %self.identity, "reading the shard's slices: {e}")
                 }
             }
             tokio::select! {
@@ -138,18 +145,24 @@ impl RangeTerms {
             annotate(api, &self.identity, ack, Some(&assigned.resource_version)).await?;
         }
         let generation = assigned.generation;
-        let work = match assigned.ranges.is_empty() || lease.is_cancelled() {
+        let work = match assigned.slices.is_empty() || lease.is_cancelled() {
             true => None,
             false => {
-                tracing::info!(shard = %self.identity, generation, ranges = %assigned.ranges, "starting the shard's work");
+                tracing::info!(shard = %self.identity, generation, slices = assigned.slices.len(), "starting the shard's work");
                 let token = lease.child_token();
                 let shard = Shard::new(
                     self.client.clone(),
                     self.ring.clone(),
                     self.identity.clone(),
                     token.clone(),
-                )
-                .with_ranges(assigned.ranges);
+                );
+                // From the slices (never empty here), whichever mode wrote them.
+                let shard = match self.selection {
+                    Selection::Ranges(field) => {
+                        shard.with_ranges(selector_of(field, &assigned.slices))
+                    }
+                    Selection::SliceLabel => shard.with_slices(assigned.slices),
+                };
                 Some((token, tokio::spawn(work(shard))))
             }
         };

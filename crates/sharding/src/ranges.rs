@@ -1,5 +1,8 @@
-//! Range mode's assignment: the 64-bit hash space of a KEP-5866 `shardRange` cut into
-//! [`RANGE_SLICES`] equal slices, dealt out to the live shards.
+//! The assignment of range and slice modes: the 64-bit hash space cut into [`RANGE_SLICES`]
+//! equal slices, dealt out to the live shards. In range mode the hash is KEP-5866's FNV-1a of a
+//! field and a shard's slices become `shardRange`s; in slice mode it is the ring's
+//! [`hash_key`](crate::hash_key) of the object's shard key, and a shard selects its slices'
+//! values of the slice label ([`crate::slice_label`]).
 //!
 //! The deal starts from the current one (what the shard Leases say), so it moves as few slices
 //! as balance allows: every live shard keeps its slices up to its quota (`slices / n`, one more
@@ -65,6 +68,47 @@ pub(crate) fn slices_of(selector: &ShardSelector) -> Slices {
                 .any(|r| r.start() <= s.start() && s.end() <= r.end())
         })
         .collect()
+}
+
+/// `slices` written as a list of runs, `0-84,170,200-255` (empty for none): how a shard Lease
+/// records slices in slice mode.
+pub(crate) fn format_slices(slices: &Slices) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &i in slices {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == i => *last = i,
+            _ => runs.push((i, i)),
+        }
+    }
+    let run = |&(first, last): &(u32, u32)| match first == last {
+        true => first.to_string(),
+        false => format!("{first}-{last}"),
+    };
+    runs.iter().map(run).collect::<Vec<_>>().join(",")
+}
+
+/// Reads what [`format_slices`] writes; fails naming the part that is not a slice or a run of
+/// slices below [`RANGE_SLICES`].
+pub(crate) fn parse_slices(text: &str) -> Result<Slices, String> {
+    let mut slices = Slices::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let number = |n: &str| {
+            n.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&i| i < RANGE_SLICES)
+                .ok_or_else(|| format!("{part:?} is not a slice (0..{RANGE_SLICES}) or a run a-b"))
+        };
+        let (first, last) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => (number(part)?, number(part)?),
+        };
+        if first > last {
+            return Err(format!("{part:?}: a run goes upwards"));
+        }
+        slices.extend(first..=last);
+    }
+    Ok(slices)
 }
 
 /// The deal for `live` (sorted shard names) starting from `current` (each shard's slices now;
@@ -213,5 +257,20 @@ mod tests {
         let parsed = ShardSelector::parse(&sel.to_string()).unwrap();
         assert_eq!(slices_of(&parsed), slices);
         assert!(selector_of(ShardField::Uid, &Slices::new()).is_empty());
+    }
+
+    #[test]
+    fn slice_lists_round_trip_and_bad_ones_are_named() {
+        let slices: Slices = [0, 1, 2, 7, 100, 101, 255].into();
+        assert_eq!(format_slices(&slices), "0-2,7,100-101,255");
+        assert_eq!(parse_slices("0-2,7,100-101,255").unwrap(), slices);
+        assert_eq!(format_slices(&Slices::new()), "");
+        assert!(parse_slices("").unwrap().is_empty());
+        let all: Slices = (0..RANGE_SLICES).collect();
+        assert_eq!(parse_slices(&format_slices(&all)).unwrap(), all);
+        for bad in ["256", "3-1", "x", "1-"] {
+            let e = parse_slices(bad).unwrap_err();
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
     }
 }

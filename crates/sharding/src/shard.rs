@@ -1,6 +1,6 @@
 //! [`Shard`]: what a replica's work gets for one term of holding its shard Lease — its label
-//! selector and the shard's half of the drain handshake (label mode), or its hash ranges (range
-//! mode, where a term lasts one assignment generation).
+//! selector and the shard's half of the drain handshake (label mode), or its hash slices (range
+//! and slice modes, where a term lasts one assignment generation).
 //!
 //! The handshake runs beside the reconcile path. The reconciler wrapper ([`Shard::reconciler`])
 //! marks each object busy while its reconcile runs; the drain handler ([`Shard::drain_handler`],
@@ -27,6 +27,9 @@ use serde_json::{json, Map, Value};
 
 use crate::conventions::Ring;
 use crate::drains::{busy_key, Busy, DrainAck, Drains};
+use crate::key::kind_key;
+use crate::ranges::{slices_of, Slices};
+use crate::slice_label;
 
 /// A reconcile future, boxed (what [`Shard::reconciler`] returns).
 pub type ReconcileFuture<E> = Pin<Box<dyn Future<Output = Result<Action, E>> + Send>>;
@@ -40,8 +43,19 @@ pub struct Shard {
     token: CancellationToken,
     /// The objects this term is reconciling or acknowledging.
     drains: Arc<Drains>,
-    /// Range mode: the hash ranges this term owns.
-    ranges: Option<ShardSelector>,
+    /// What this term owns.
+    part: Part,
+}
+
+/// What a term owns, by mode.
+#[derive(Debug, Clone)]
+enum Part {
+    /// Label mode: the objects carrying its shard label.
+    Labelled,
+    /// Range mode: the objects whose field hash is in these ranges.
+    Ranges(ShardSelector),
+    /// Slice mode: the objects whose slice label names one of these slices.
+    Slices(Arc<Slices>),
 }
 
 impl Shard {
@@ -52,19 +66,38 @@ impl Shard {
             name,
             token,
             drains: Arc::new(Drains::default()),
-            ranges: None,
+            part: Part::Labelled,
         }
     }
 
     /// This term in range mode, owning `ranges` (never empty: an empty selector selects all).
     pub(crate) fn with_ranges(mut self, ranges: ShardSelector) -> Self {
-        self.ranges = Some(ranges);
+        self.part = Part::Ranges(ranges);
         self
     }
 
-    /// Range mode: the KEP-5866 hash ranges this term owns (`None` in label mode).
+    /// This term in slice mode, owning `slices` (never empty).
+    pub(crate) fn with_slices(mut self, slices: Slices) -> Self {
+        self.part = Part::Slices(Arc::new(slices));
+        self
+    }
+
+    /// Range mode: the KEP-5866 hash ranges this term owns (`None` in label and slice modes).
     pub fn ranges(&self) -> Option<&ShardSelector> {
-        self.ranges.as_ref()
+        match &self.part {
+            Part::Ranges(ranges) => Some(ranges),
+            _ => None,
+        }
+    }
+
+    /// Range and slice modes: the slices (`0..RANGE_SLICES`) this term owns (`None` in label
+    /// mode).
+    pub fn slices(&self) -> Option<Slices> {
+        match &self.part {
+            Part::Labelled => None,
+            Part::Ranges(ranges) => Some(slices_of(ranges)),
+            Part::Slices(slices) => Some(slices.as_ref().clone()),
+        }
     }
 
     /// The shard's name (the replica's identity).
@@ -78,40 +111,67 @@ impl Shard {
     }
 
     /// Fires when this term ends: the Lease was lost, the replica is shutting down, or (range
-    /// mode) the sharder changed the shard's ranges. Run the controllers until it fires
+    /// and slice modes) the sharder changed the shard's slices. Run the controllers until it fires
     /// (`Manager::run_until(shard.token())`) and return promptly: in range mode the shard
-    /// acknowledges its new ranges, and the ranges it gives up move on, only once this returned.
+    /// acknowledges its new slices, and the slices it gives up move on, only once this returned.
     pub fn token(&self) -> CancellationToken {
         self.token.clone()
     }
 
-    /// `shard.alpha.sharding.timebertt.dev/<ring>=<name>`: the objects assigned to this shard.
-    pub fn label_selector(&self) -> String {
-        self.ring.shard_selector(&self.name)
-    }
-
-    /// Informer factory options that watch only this shard's objects (give them to
-    /// `Manager::builder(..).factory_options(..)`): its label selector in label mode (every kind
-    /// the factory serves must be one the sharder assigns), its `shardSelector` in range mode.
-    pub fn factory_options(&self) -> FactoryOptions {
-        match &self.ranges {
-            Some(ranges) => FactoryOptions {
-                shard_selector: Some(ranges.to_string()),
-                ..FactoryOptions::default()
-            },
-            None => FactoryOptions {
-                label_selector: Some(self.label_selector()),
-                ..FactoryOptions::default()
-            },
+    /// The label selector of this term's objects: `shard.alpha.sharding.timebertt.dev/<ring>=
+    /// <name>` in label mode, `slice.sharding.kcache.dev/<ring> in (<slices>)` in slice mode;
+    /// `None` in range mode (the server selects by `shardSelector`).
+    pub fn label_selector(&self) -> Option<String> {
+        match &self.part {
+            Part::Labelled => Some(self.ring.shard_selector(&self.name)),
+            Part::Ranges(_) => None,
+            Part::Slices(slices) => {
+                Some(slice_label::selector_of(&self.ring.slice_label(), slices))
+            }
         }
     }
 
-    /// Whether this term owns `obj`: in range mode, whether its field hash is in the ranges; in
-    /// label mode, whether it carries this shard's label.
+    /// Informer factory options that watch only this shard's objects (give them to
+    /// `Manager::builder(..).factory_options(..)`): its label selector in label and slice modes
+    /// (every kind the factory serves must be one the sharder labels), its `shardSelector` in
+    /// range mode.
+    pub fn factory_options(&self) -> FactoryOptions {
+        FactoryOptions {
+            label_selector: self.label_selector(),
+            shard_selector: self.ranges().map(ToString::to_string),
+            ..FactoryOptions::default()
+        }
+    }
+
+    /// Whether this term owns `obj`: in label mode, whether it carries this shard's label; in
+    /// range mode, whether its field hash is in the ranges; in slice mode, whether its slice
+    /// label names one of the slices.
     pub fn owns<K: Object>(&self, obj: &K) -> bool {
-        match &self.ranges {
-            Some(ranges) => ranges.matches(obj),
-            None => obj.label(&self.ring.shard_label()) == Some(self.name.as_str()),
+        match &self.part {
+            Part::Labelled => obj.label(&self.ring.shard_label()) == Some(self.name.as_str()),
+            Part::Ranges(ranges) => ranges.matches(obj),
+            Part::Slices(slices) => {
+                slice_label::names_one_of(obj.label(&self.ring.slice_label()), slices)
+            }
+        }
+    }
+
+    /// The label a child that this term's controllers create, controlled by `owner`, must
+    /// carry so that this shard's cache sees it at once: this shard's label in label mode, the
+    /// slice of the child's default key (its owner's `group/Kind/namespace/name`) in slice
+    /// mode; `None` in range mode, where nothing is labelled.
+    pub fn child_label<K: Object + Resource>(&self, owner: &K) -> Option<(String, String)> {
+        match &self.part {
+            Part::Labelled => Some((self.ring.shard_label(), self.name.clone())),
+            Part::Ranges(_) => None,
+            Part::Slices(_) => {
+                let namespace = owner.namespace().unwrap_or("");
+                let key = kind_key(K::GROUP, K::KIND, namespace, owner.name());
+                Some((
+                    self.ring.slice_label(),
+                    slice_label::slice_of(&key).to_string(),
+                ))
+            }
         }
     }
 
@@ -233,8 +293,8 @@ impl Shard {
     /// Wraps a controller's reconcile function: an object marked for draining is acknowledged
     /// instead of reconciled, an object whose drain is being acknowledged is skipped; any other
     /// object goes to `reconcile`, and a drain seen while it ran is acknowledged right after it.
-    /// In range mode an object outside the term's ranges is skipped too (the server filters
-    /// already; this holds even if a cache were fed otherwise).
+    /// In range and slice modes an object outside the term's slices is skipped too (the server
+    /// filters already; this holds even if a cache were fed otherwise).
     pub fn reconciler<K, Ctx, E, F, Fut>(
         &self,
         reconcile: F,
@@ -248,11 +308,7 @@ impl Shard {
     {
         let shard = self.clone();
         move |obj: Arc<K>, ctx: Arc<Ctx>| -> ReconcileFuture<E> {
-            if shard
-                .ranges
-                .as_ref()
-                .is_some_and(|r| !r.matches(obj.as_ref()))
-            {
+            if !matches!(shard.part, Part::Labelled) && !shard.owns(obj.as_ref()) {
                 return Box::pin(async { Ok(Action::await_change()) });
             }
             let Some(mut busy) = shard.drains.begin(busy_key(obj.as_ref())) else {

@@ -36,14 +36,14 @@ use crate::conventions::Ring;
 use crate::key::kind_key;
 use crate::lease_informer::LeaseInformer;
 use crate::membership::live_shards;
-use crate::object_informer::ObjectInformers;
+use crate::object_informer::{NeedsPlacing, ObjectInformers};
 use crate::passes::{pass_loop, SharderContext, Timing};
 use crate::ring::HashRing;
 use crate::sharded_kind::{own_key, ShardedKind};
 
-/// How many of a pass's writes are in flight at once: a sharder assigning 10k objects one
+/// How many of a pass's writes are in flight at once (in slice mode too): a sharder assigning 10k objects one
 /// request at a time would take seconds on a real server for what the server handles in parallel.
-const PLACE_CONCURRENCY: usize = 16;
+pub(crate) const PLACE_CONCURRENCY: usize = 16;
 
 /// One write a pass makes to an object's labels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +90,12 @@ impl Sharder {
     /// another after [`SETTLE`](crate::passes::SETTLE) (at most the sync period).
     pub(crate) async fn run(&self, stop: CancellationToken) {
         tracing::info!(ring = %self.ctx.ring.name(), sharder = %self.ctx.identity, "sharder started");
-        let objects = ObjectInformers::new(&self.ctx.client, &self.ctx.ring, &self.kinds);
+        let label = self.ctx.ring.shard_label();
+        // Created without a shard label, or let go by its shard.
+        let needs: NeedsPlacing = Arc::new(move |_, old, new| {
+            new.label(&label).is_none() && old.is_none_or(|o| o.label(&label).is_some())
+        });
+        let objects = ObjectInformers::new(&self.ctx.client, &self.kinds, needs);
         let watching = stop.child_token();
         let passes = async {
             self.passes(&objects, &stop).await;
@@ -152,7 +157,7 @@ impl Sharder {
         for k in order {
             let kind = &self.kinds[k];
             let objects = cached.objects(k);
-            let mut latest: Option<String> = None;
+            let mut written = Vec::new();
             let mut movable: HashMap<String, bool> = HashMap::new();
             let mut writes = Vec::new();
             for (i, obj) in objects.iter().enumerate() {
@@ -198,9 +203,7 @@ impl Sharder {
                 .buffer_unordered(PLACE_CONCURRENCY);
             while let Some((i, done)) = results.next().await {
                 if let Ok((_, Some(rv))) = &done {
-                    if latest.as_ref().is_none_or(|l| newer(rv, l)) {
-                        latest = Some(rv.clone());
-                    }
+                    written.push(rv.clone());
                 }
                 if let (false, Ok((Write::Assign(to) | Write::Move { to, .. }, _))) =
                     (kind.controlled, &done)
@@ -220,9 +223,9 @@ impl Sharder {
                     return Ok(Some(pass));
                 }
             }
-            if let Some(rv) = latest {
-                cached.catch_up(k, &rv, self.ctx.timing.sync_period).await;
-            }
+            cached
+                .catch_up_to_latest(k, written, self.ctx.timing.sync_period)
+                .await;
         }
         Ok(Some(pass))
     }
@@ -319,12 +322,6 @@ impl Sharder {
             .await?;
         Ok(written.resource_version().map(str::to_string))
     }
-}
-
-/// Whether resourceVersion `a` is later than `b`, read as the decimal counters the API server
-/// writes (a longer number is larger); only used to pick which write to wait for.
-fn newer(a: &str, b: &str) -> bool {
-    (a.len(), a) > (b.len(), b)
 }
 
 #[cfg(test)]
@@ -459,7 +456,9 @@ mod tests {
         async fn start(setup: &Setup, kinds: &[ShardedKind]) -> Self {
             let stop = CancellationToken::new();
             let leases = setup.leases();
-            let objects = Arc::new(ObjectInformers::new(&setup.client, &setup.ring, kinds));
+            let label = setup.ring.shard_label();
+            let needs: NeedsPlacing = Arc::new(move |_, _, o| o.label(&label).is_none());
+            let objects = Arc::new(ObjectInformers::new(&setup.client, kinds, needs));
             let running = vec![
                 tokio::spawn({
                     let (leases, stop) = (leases.clone(), stop.clone());

@@ -21,11 +21,13 @@ use crate::lease_informer::LeaseInformer;
 use crate::membership::ShardLease;
 use crate::mode::{ignores_shard_selector, Mode};
 use crate::passes::Timing;
+use crate::range_lease::Selection;
 use crate::range_sharder::RangeSharder;
 use crate::range_terms::RangeTerms;
 use crate::shard::Shard;
 use crate::sharded_kind::ShardedKind;
 use crate::sharder::Sharder;
+use crate::slice_labeller::SliceLabeller;
 
 /// One replica of a sharded controller: its shard Lease, its work for each term and its
 /// candidacy for the sharder. The crate documentation shows a whole replica.
@@ -114,19 +116,21 @@ impl Sharding {
         self
     }
 
-    /// How objects are divided: [`Mode::Labels`] (the default), [`Mode::Ranges`] or
-    /// [`Mode::Auto`]. Every replica of a ring must use the same. In range mode the kinds' keys
-    /// are not used (the field's hash places each object) and their namespaces only say where
-    /// to check that the server filters.
+    /// How objects are divided: [`Mode::Labels`] (the default), [`Mode::Ranges`],
+    /// [`Mode::Slices`] or [`Mode::Auto`]. Every replica of a ring must use the same. In range
+    /// mode the kinds' keys are not used (the field's hash places each object) and their
+    /// namespaces only say where to check that the server filters.
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
         self
     }
 
-    /// The mode to run: range mode only where the server filters by `shardSelector`.
-    async fn resolve_mode(&self) -> Result<Option<ShardField>, ShardingError> {
+    /// The mode to run (`None`: label mode): range mode only where the server filters by
+    /// `shardSelector`.
+    async fn resolve_mode(&self) -> Result<Option<Selection>, ShardingError> {
         let (field, explicit) = match self.mode {
             Mode::Labels => return Ok(None),
+            Mode::Slices => return Ok(Some(Selection::SliceLabel)),
             Mode::Ranges(field) => (field, true),
             Mode::Auto(field) => (field, false),
         };
@@ -135,18 +139,18 @@ impl Sharding {
             if explicit {
                 return Err(ShardingError::ControlledByUid);
             }
-            tracing::info!(ring = %self.ring.name(), "sharding in label mode: controlled kinds do not hash with their owners' uids");
-            return Ok(None);
+            tracing::info!(ring = %self.ring.name(), "sharding in slice mode: controlled kinds do not hash with their owners' uids");
+            return Ok(Some(Selection::SliceLabel));
         }
         let ignored = ignores_shard_selector(&self.client, &self.ring, &self.kinds, field)
             .await
             .map_err(ShardingError::Probe)?;
         match (ignored, explicit) {
-            (None, _) => Ok(Some(field)),
+            (None, _) => Ok(Some(Selection::Ranges(field))),
             (Some(resource), true) => Err(ShardingError::RangesUnsupported { resource }),
             (Some(resource), false) => {
-                tracing::warn!(ring = %self.ring.name(), %resource, "the server ignores shardSelector (KEP-5866): sharding in label mode");
-                Ok(None)
+                tracing::warn!(ring = %self.ring.name(), %resource, "the server ignores shardSelector (KEP-5866): sharding in slice mode");
+                Ok(Some(Selection::SliceLabel))
             }
         }
     }
@@ -181,8 +185,8 @@ impl Sharding {
     }
 
     /// Runs until `shutdown` fires: holds the shard Lease and runs `work` for each term (its
-    /// [`Shard::token`] fires when the term ends; in range mode a term lasts one assignment of
-    /// ranges), and campaigns for the sharder (Lease `<ring>-sharder`). Returns after the work
+    /// [`Shard::token`] fires when the term ends; in range and slice modes a term lasts one
+    /// assignment of slices), and campaigns for the sharder (Lease `<ring>-sharder`). Returns after the work
     /// stopped and both Leases were released. Fails at once when the lease timing breaks
     /// client-go's rules, or range mode was asked for and cannot run (see [`ShardingError`]).
     pub async fn run<F, Fut>(
@@ -196,7 +200,7 @@ impl Sharding {
     {
         // Fail on bad timing before asking the server anything.
         self.election(&self.identity).validate()?;
-        let ranges = self.resolve_mode().await?;
+        let selection = self.resolve_mode().await?;
         let leases = Arc::new(LeaseInformer::new(self.client.clone(), self.ring.clone()));
         let timing = Timing {
             lease_duration: self.lease_duration,
@@ -209,7 +213,7 @@ impl Sharding {
             self.identity.clone(),
         );
         let work = Arc::new(work);
-        let (callbacks, sharder) = match ranges {
+        let (callbacks, sharder) = match selection {
             None => {
                 let callbacks = LeaderCallbacks::new(move |token: CancellationToken| {
                     let shard = Shard::new(client.clone(), ring.clone(), identity.clone(), token);
@@ -225,11 +229,12 @@ impl Sharding {
                 );
                 (callbacks, AnySharder::Labels(Arc::new(sharder)))
             }
-            Some(field) => {
+            Some(selection) => {
                 let terms = Arc::new(RangeTerms::new(
                     client,
                     ring,
                     identity,
+                    selection,
                     leases.clone(),
                     self.sync_period,
                 ));
@@ -237,15 +242,27 @@ impl Sharding {
                     let (terms, work) = (terms.clone(), work.clone());
                     async move { terms.run(token, work).await }
                 });
-                let sharder = RangeSharder::new(
+                let sharder = Arc::new(RangeSharder::new(
                     self.client.clone(),
                     self.ring.clone(),
                     self.identity.clone(),
-                    field,
+                    selection,
                     timing,
                     leases.clone(),
-                );
-                (callbacks, AnySharder::Ranges(Arc::new(sharder)))
+                ));
+                let sharder = match selection {
+                    Selection::Ranges(_) => AnySharder::Ranges(sharder),
+                    Selection::SliceLabel => {
+                        let labeller = SliceLabeller::new(
+                            self.client.clone(),
+                            self.ring.clone(),
+                            self.kinds.clone(),
+                            timing,
+                        );
+                        AnySharder::Slices(sharder, Arc::new(labeller))
+                    }
+                };
+                (callbacks, sharder)
             }
         };
         let lease = ShardLease::new(
@@ -284,6 +301,8 @@ impl Sharding {
 enum AnySharder {
     Labels(Arc<Sharder>),
     Ranges(Arc<RangeSharder>),
+    /// The slices' deal and the objects' slice labels, independent of each other.
+    Slices(Arc<RangeSharder>, Arc<SliceLabeller>),
 }
 
 impl AnySharder {
@@ -291,6 +310,9 @@ impl AnySharder {
         match self {
             AnySharder::Labels(s) => s.run(stop).await,
             AnySharder::Ranges(s) => s.run(stop).await,
+            AnySharder::Slices(s, labeller) => {
+                tokio::join!(s.run(stop.clone()), labeller.run(stop));
+            }
         }
     }
 }

@@ -9,8 +9,9 @@
 //! faults stop, every object is owned by exactly one running replica and was reconciled by it
 //! after the faults. In label mode its owner is the one on the ring of the running replicas and
 //! the object carries exactly that shard label and no drain label; in range mode exactly one
-//! shard Lease's ranges hold it, a running replica's, which acknowledged them. Every seed runs in
-//! both modes.
+//! shard Lease's ranges hold it, a running replica's, which acknowledged them; in slice mode it
+//! carries the slice of its key and exactly one such Lease's slices hold that. Every seed runs in
+//! every mode.
 //!
 //! Real time with scaled-down durations (lease 2 s, renew deadline 0.8 s, retry 0.2 s: a shard
 //! stops acting 1.2 s before anyone may take its objects without its acknowledgement); waits are
@@ -29,7 +30,9 @@ use kcache_core::selector::ShardField;
 use kcache_core::{DynamicObject, ListParams, Object, Resource};
 use kcache_informer::FactoryOptions;
 use kcache_leaderelection::CancellationToken;
-use kcache_sharding::{list_range_assignments, object_key, HashRing, Mode, Ring, Shard, Sharding};
+use kcache_sharding::{
+    list_range_assignments, object_key, slice_of, HashRing, Mode, Ring, Shard, Sharding,
+};
 use kcache_testing::{Failure, RequestMatch, TestCluster};
 use kcache_transport::{Api, Client, Config, PostParams};
 use parking_lot::Mutex;
@@ -297,13 +300,14 @@ fn label_owners(
         .collect()
 }
 
-/// Each object's owner in range mode: the one shard Lease whose ranges hold it, if that is a
-/// `running` replica's and acknowledged.
+/// Each object's owner in range and slice modes: the one shard Lease whose slices hold it, if
+/// that is a `running` replica's and acknowledged.
 async fn range_owners(
     client: &Client,
     objects: &[&DynamicObject],
     ring: &Ring,
     running: &[String],
+    mode: Mode,
 ) -> Result<BTreeMap<String, Result<String, String>>, String> {
     let leases = list_range_assignments(client, ring)
         .await
@@ -311,10 +315,18 @@ async fn range_owners(
     Ok(objects
         .iter()
         .map(|o| {
+            let slice = slice_of(&object_key("", "ConfigMap", *o));
+            if mode == Mode::Slices && o.label(&ring.slice_label()) != Some(&slice.to_string()) {
+                let owned = Err(format!("{} not labelled with slice {slice}", o.name()));
+                return (o.name().to_string(), owned);
+            }
             let holders: Vec<_> = leases
                 .iter()
-                // An empty selector matches everything, and assigns nothing.
-                .filter(|(_, a)| !a.ranges.is_empty() && a.ranges.matches(*o))
+                .filter(|(_, a)| match mode {
+                    Mode::Slices => a.slices.contains(&slice),
+                    // An empty selector matches everything, and assigns nothing.
+                    _ => !a.ranges.is_empty() && a.ranges.matches(*o),
+                })
                 .collect();
             let owned = match holders[..] {
                 [(state, a)] if running.contains(&state.name) && a.is_acknowledged() => {
@@ -358,7 +370,7 @@ async fn converged(
     }
     let owners = match mode {
         Mode::Labels => label_owners(&objects, ring, running),
-        _ => range_owners(api.client(), &objects, ring, running)
+        _ => range_owners(api.client(), &objects, ring, running, mode)
             .await
             .map_err(|e| (0, e))?,
     };
@@ -527,7 +539,7 @@ async fn no_object_is_reconciled_by_two_replicas_at_once() {
             }
         }
     };
-    for mode in [Mode::Labels, Mode::Ranges(ShardField::Uid)] {
+    for mode in [Mode::Labels, Mode::Ranges(ShardField::Uid), Mode::Slices] {
         for &seed in &seeds {
             match run_seed(seed, mode).await {
                 Ok(line) => println!("{line}"),

@@ -1,12 +1,13 @@
-//! Range mode (KEP-5866) against kcache-testserver: replicas own hash ranges assigned on their
-//! shard Leases. Each replica runs in a runtime of its own (killing one drops it, as SIGKILL ends
-//! a process); every term of its work records which slices it owned and when.
+//! Range mode (KEP-5866) and slice mode against kcache-testserver: replicas own hash slices
+//! assigned on their shard Leases. Each replica runs in a runtime of its own (killing one drops
+//! it, as SIGKILL ends a process); every term of its work records which slices it owned and when.
 //!
-//! Checked: the live replicas' ranges partition the hash space, a join moves only the new
-//! replica's share, no slice is ever in two replicas' running terms at once (a slice reaches its
-//! new owner only after the old one's term without it began, i.e. after it acknowledged), a
-//! killed replica's ranges go to the others once its Lease expired, and on a server that ignores
-//! `shardSelector` explicit range mode refuses to start while `Mode::Auto` falls back to labels.
+//! Checked in both modes: the live replicas' slices partition the hash space, a join moves only
+//! the new replica's share, no slice is ever in two replicas' running terms at once (a slice
+//! reaches its new owner only after the old one's term without it began, i.e. after it
+//! acknowledged), a killed replica's slices go to the others once its Lease expired. On a server
+//! that ignores `shardSelector` explicit range mode refuses to start while `Mode::Auto` falls
+//! back to slice mode and labels the objects with their slices.
 //!
 //! Real time with scaled-down durations (lease 2 s, renew deadline 0.8 s, retry 0.2 s); waits
 //! are on conditions.
@@ -16,12 +17,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kcache_core::selector::{ShardField, ShardRange, ShardSelector};
+use kcache_core::selector::ShardField;
 use kcache_core::Object;
 use kcache_leaderelection::CancellationToken;
 use kcache_sharding::{
-    list_range_assignments, Mode, RangeAssignment, Ring, Shard, Sharding, ShardingError,
-    RANGE_SLICES,
+    list_range_assignments, object_key, slice_of, Mode, RangeAssignment, Ring, Shard, Sharding,
+    ShardingError, RANGE_SLICES,
 };
 use kcache_testing::{ServerConfig, TestCluster};
 use kcache_transport::{Api, Client, Config, PostParams};
@@ -36,19 +37,6 @@ const WIND_DOWN: Duration = Duration::from_millis(150);
 const CONVERGE: Duration = Duration::from_secs(60);
 
 type Slices = BTreeSet<u32>;
-
-/// The slices wholly inside `ranges`.
-fn slices_of(ranges: &ShardSelector) -> Slices {
-    (0..RANGE_SLICES)
-        .filter(|&i| {
-            let s = ShardRange::split(ShardField::Uid, i.into(), RANGE_SLICES.into()).unwrap();
-            ranges
-                .ranges()
-                .iter()
-                .any(|r| r.start() <= s.start() && s.end() <= r.end())
-        })
-        .collect()
-}
 
 /// One term of a replica's work: its slices, when it started and ended.
 #[derive(Debug, Clone)]
@@ -148,7 +136,7 @@ impl Drop for Replica {
     }
 }
 
-fn start(cluster: &TestCluster, ns: &str, name: &str, timeline: &Timeline) -> Replica {
+fn start(cluster: &TestCluster, ns: &str, name: &str, timeline: &Timeline, mode: Mode) -> Replica {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -161,12 +149,12 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, timeline: &Timeline) -> Re
         timeline.clone(),
     );
     runtime.spawn(async move {
-        let sharding = sharding(client, &ns, &name_, Mode::Auto(ShardField::Uid));
+        let sharding = sharding(client, &ns, &name_, mode);
         let work = move |shard: Shard| {
             let (timeline, name) = (timeline.clone(), name_.clone());
             async move {
-                let ranges = shard.ranges().expect("range mode on a server that filters");
-                let _open = timeline.open(&name, slices_of(ranges));
+                assert_eq!(shard.ranges().is_some(), mode != Mode::Slices, "{mode:?}");
+                let _open = timeline.open(&name, shard.slices().expect("slices"));
                 shard.token().cancelled().await;
                 // In-flight reconciles finishing: a handover that did not wait overlaps them.
                 tokio::time::sleep(WIND_DOWN).await;
@@ -175,7 +163,7 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, timeline: &Timeline) -> Re
         sharding
             .run(CancellationToken::new(), work)
             .await
-            .expect("range mode starts");
+            .expect("the replica starts");
     });
     Replica {
         name: name.to_string(),
@@ -206,7 +194,7 @@ async fn converged(
         let mut all = Slices::new();
         let mut ok = true;
         for (name, a) in &leases {
-            let slices = slices_of(&a.ranges);
+            let slices = a.slices.clone();
             let live = running.iter().any(|r| r.name == *name);
             if !live {
                 ok &= slices.is_empty();
@@ -244,15 +232,24 @@ fn moved(before: &BTreeMap<String, Slices>, after: &BTreeMap<String, Slices>) ->
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ranges_move_only_after_acknowledgement_and_a_killed_shards_are_reassigned() {
+    slices_move_only_after_acknowledgement(Mode::Auto(ShardField::Uid)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slices_move_only_after_acknowledgement_and_a_killed_shards_are_reassigned() {
+    slices_move_only_after_acknowledgement(Mode::Slices).await;
+}
+
+async fn slices_move_only_after_acknowledgement(mode: Mode) {
     let cluster = TestCluster::start().await.unwrap();
     let ns = cluster.create_namespace("ranges").await.unwrap();
     let observer = client(&cluster);
     let timeline = Timeline::default();
-    let a = start(&cluster, &ns, "replica-a", &timeline);
-    let b = start(&cluster, &ns, "replica-b", &timeline);
+    let a = start(&cluster, &ns, "replica-a", &timeline, mode);
+    let b = start(&cluster, &ns, "replica-b", &timeline, mode);
     let two = converged(&observer, &ns, &[&a, &b], &timeline).await;
 
-    let c = start(&cluster, &ns, "replica-c", &timeline);
+    let c = start(&cluster, &ns, "replica-c", &timeline, mode);
     let three = converged(&observer, &ns, &[&a, &b, &c], &timeline).await;
     let joined = moved(&two, &three);
     assert_eq!(
@@ -284,9 +281,10 @@ async fn ranges_move_only_after_acknowledgement_and_a_killed_shards_are_reassign
 }
 
 /// A server that ignores `shardSelector`: explicit range mode refuses to start, naming the
-/// problem; `Mode::Auto` runs in label mode and labels the objects.
+/// problem; `Mode::Auto` runs in slice mode: the object gets its slice label and the one
+/// replica's term owns every slice, selecting them by that label.
 #[tokio::test]
-async fn without_server_support_ranges_fail_and_auto_falls_back_to_labels() {
+async fn without_server_support_ranges_fail_and_auto_falls_back_to_slices() {
     let config = ServerConfig {
         sharded_list_and_watch: false,
         ..ServerConfig::default()
@@ -314,22 +312,35 @@ async fn without_server_support_ranges_fail_and_auto_falls_back_to_labels() {
     assert!(err.to_string().contains("ShardedListAndWatch"), "{err}");
 
     let stop = CancellationToken::new();
-    let (modes, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let (terms, mut seen) = tokio::sync::mpsc::unbounded_channel();
     let auto = sharding(client.clone(), &ns, "r", Mode::Auto(ShardField::Uid));
     let running = tokio::spawn(auto.run(stop.clone(), move |shard: Shard| {
-        let _ = modes.send(shard.ranges().is_some());
+        let _ = terms.send((
+            shard.ranges().is_some(),
+            shard.slices(),
+            shard.label_selector(),
+        ));
         async move { shard.token().cancelled().await }
     }));
-    assert_eq!(seen.recv().await, Some(false), "a label-mode term");
+    let (ranges, slices, selector) = seen.recv().await.expect("a term");
+    assert!(!ranges, "no range-mode term");
+    assert_eq!(slices.map(|s| s.len()), Some(RANGE_SLICES as usize));
     let ring = Ring::new("ranges", &ns);
+    assert!(
+        selector.is_some_and(|s| s.starts_with(&format!("{} in (0,1,2,", ring.slice_label()))),
+        "slice mode selects by the slice label"
+    );
+    let want = slice_of(&object_key("", "ConfigMap", &cms.get("one").await.unwrap()));
     let labelled = async {
-        while cms.get("one").await.unwrap().label(&ring.shard_label()) != Some("r") {
+        while cms.get("one").await.unwrap().label(&ring.slice_label()) != Some(&want.to_string()) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
     tokio::time::timeout(CONVERGE, labelled)
         .await
-        .expect("the sharder labels the object");
+        .expect("the sharder labels the object with its slice");
+    let one = cms.get("one").await.unwrap();
+    assert!(one.label(&ring.shard_label()).is_none(), "no shard label");
     stop.cancel();
     running.await.unwrap().unwrap();
 }

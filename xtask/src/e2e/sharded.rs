@@ -1,7 +1,11 @@
-//! The sharded steps of `e2e --kind`: the sample-controller as three shards of one ring
-//! (`deploy/deployment-sharded.yaml`), Foos spread over all of them, one replica's pod deleted
-//! and a replica added, every Foo reconciled again by a live replica, and — from every replica's
-//! log — no Foo ever reconciled by two replicas at once.
+//! The sharded steps of `e2e --kind`: the sample-controller as three shards of one ring in slice
+//! mode (`deploy/deployment-sharded.yaml`: each Foo and its Deployment labelled once with their
+//! hash slice, the slices dealt to the replicas on their shard Leases), Foos spread over all of
+//! them, one replica's pod deleted and a replica added, every Foo reconciled again by a live
+//! replica, and — from every replica's log — no Foo ever reconciled by two replicas at once.
+//!
+//! A Foo's replica is the one whose shard Lease lists the Foo's slice
+//! (`sharding.kcache.dev/slices`, `0-84,170`) in an acknowledged generation.
 //!
 //! Each replica logs `reconcile started <namespace>/<foo>` and `reconcile finished …` around
 //! every reconcile (the example does so when sharded). A `kubectl logs -f --timestamps` per pod
@@ -25,9 +29,10 @@ use crate::Failure;
 const SHARD_PODS: &str = "app=sample-controller-sharded";
 /// The leader-elected Deployment's pods, which must be gone before the shards start.
 const LEADER_ELECTED_PODS: &str = "app=sample-controller";
-/// `--shard-ring` in the manifest: the label every Foo gets is `<prefix>/<ring>`.
-const SHARD_LABEL: &str = "shard.alpha.sharding.timebertt.dev/foos";
-const DRAIN_LABEL: &str = "drain.alpha.sharding.timebertt.dev/foos";
+/// `--shard-ring` in the manifest: the slice label every Foo gets is `<prefix>/<ring>`.
+const SLICE_LABEL: &str = "slice.sharding.kcache.dev/foos";
+/// The ring's shard Leases.
+const SHARD_LEASES: &str = "alpha.sharding.timebertt.dev/clusterring=foos";
 /// Enough Foos that every shard of four gets some (the ring's largest share is within a few
 /// percent of the mean).
 const FOOS: usize = 24;
@@ -67,7 +72,7 @@ fn run_steps(k: &Kubectl, steps: &mut Steps, logs: &mut Logs) -> Result<(), Fail
     steps.run(
         "sharded: delete one replica's pod, add a replica: every Foo moves to a live replica and is reconciled there",
         || {
-            let before = placement(k)?;
+            let before = shards(placement(k)?);
             let victim = busiest(&before);
             eprintln!("xtask e2e:   deleting pod {victim} ({} Foos)", count(&before, &victim));
             k.run(&["delete", "pod", &victim, "--wait=false"])?;
@@ -123,26 +128,72 @@ fn create_foos(k: &Kubectl) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Foo name → the shard (pod) its label names, for the sharded Foos.
-fn placement(k: &Kubectl) -> Result<BTreeMap<String, String>, String> {
-    let path = format!(
-        "{{range .items[*]}}{{.metadata.name}}|{{.metadata.labels.{}}}|{{.metadata.labels.{}}}|{{.status.availableReplicas}}{{\"\\n\"}}{{end}}",
-        jsonpath_key(SHARD_LABEL),
-        jsonpath_key(DRAIN_LABEL)
-    );
-    let text = k.jsonpath(&["foos"], &path)?;
-    let mut placed = BTreeMap::new();
-    for line in text.lines().filter(|l| l.starts_with("shard-foo-")) {
+/// Shard (Lease name) → its slices, for the Leases that list slices, each of which must have
+/// acknowledged its latest generation. A Lease without slices (a gone shard's, cleared by the
+/// sharder in a generation nobody acknowledges) holds nothing.
+fn acknowledged_slices(k: &Kubectl) -> Result<BTreeMap<String, String>, String> {
+    let path = "{range .items[*]}{.metadata.name}|{.metadata.annotations.sharding\\.kcache\\.dev/slices}|{.metadata.annotations.sharding\\.kcache\\.dev/generation}|{.metadata.annotations.sharding\\.kcache\\.dev/acknowledged}{\"\\n\"}{end}";
+    let text = k.jsonpath(&["leases", "-l", SHARD_LEASES], path)?;
+    let mut shards = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
         match line.split('|').collect::<Vec<_>>()[..] {
-            [name, shard, "", status] if !shard.is_empty() && !status.is_empty() => {
-                placed.insert(name.to_string(), shard.to_string());
+            [_, "", _, _] => {}
+            [name, slices, generation, acknowledged] if generation == acknowledged => {
+                shards.insert(name.to_string(), slices.to_string());
             }
-            [name, shard, drain, status] => {
+            [name, _, generation, acknowledged] => {
                 return Err(format!(
-                    "{name}: shard {shard:?}, drain {drain:?}, status.availableReplicas {status:?}"
+                    "Lease {name}: generation {generation:?} not acknowledged ({acknowledged:?})"
                 ))
             }
-            _ => return Err(format!("unreadable line {line:?}")),
+            _ => return Err(format!("unreadable Lease line {line:?}")),
+        }
+    }
+    Ok(shards)
+}
+
+/// Whether slice list `list` (`0-84,170`, as the sharder writes it) holds `slice`.
+fn lists(list: &str, slice: u32) -> bool {
+    list.split(',').filter(|p| !p.is_empty()).any(|part| {
+        let (first, last) = part.split_once('-').unwrap_or((part, part));
+        match (first.parse::<u32>(), last.parse::<u32>()) {
+            (Ok(first), Ok(last)) => (first..=last).contains(&slice),
+            _ => false,
+        }
+    })
+}
+
+/// Foo name → (the shard (pod) whose acknowledged slices hold its slice, its slice), for the
+/// sharded Foos.
+fn placement(k: &Kubectl) -> Result<BTreeMap<String, (String, String)>, String> {
+    let path = format!(
+        "{{range .items[*]}}{{.metadata.name}}|{{.metadata.labels.{}}}|{{.status.availableReplicas}}{{\"\\n\"}}{{end}}",
+        jsonpath_key(SLICE_LABEL)
+    );
+    let text = k.jsonpath(&["foos"], &path)?;
+    let shards = acknowledged_slices(k)?;
+    let mut placed = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("shard-foo-")) {
+        let [name, slice, status] = line.split('|').collect::<Vec<_>>()[..] else {
+            return Err(format!("unreadable line {line:?}"));
+        };
+        let Ok(n) = slice.parse::<u32>() else {
+            return Err(format!("{name}: slice label {slice:?}"));
+        };
+        let holders: Vec<&String> = shards
+            .iter()
+            .filter(|(_, list)| lists(list, n))
+            .map(|(shard, _)| shard)
+            .collect();
+        match (&holders[..], status) {
+            ([shard], status) if !status.is_empty() => {
+                placed.insert(name.to_string(), (shard.to_string(), slice.to_string()));
+            }
+            (holders, status) => {
+                return Err(format!(
+                    "{name}: slice {n} held by {holders:?}, status.availableReplicas {status:?}"
+                ))
+            }
         }
     }
     match placed.len() {
@@ -151,13 +202,21 @@ fn placement(k: &Kubectl) -> Result<BTreeMap<String, String>, String> {
     }
 }
 
+/// Foo name → its shard, from a [`placement`].
+fn shards(placed: BTreeMap<String, (String, String)>) -> BTreeMap<String, String> {
+    placed
+        .into_iter()
+        .map(|(foo, (shard, _))| (foo, shard))
+        .collect()
+}
+
 /// A label key in a jsonpath: its dots and slash escaped.
 fn jsonpath_key(label: &str) -> String {
     label.replace('.', "\\.")
 }
 
-/// Waits until every Foo carries the label of one of `replicas` live, ready pods (all of them
-/// used), no drain label, a status (it was reconciled), and its Deployment the same label.
+/// Waits until every Foo's slice is held by one of `replicas` live, ready pods (all of them
+/// used), it has a status (it was reconciled), and its Deployment carries the same slice label.
 fn wait_placed(
     k: &Kubectl,
     logs: &mut Logs,
@@ -178,15 +237,15 @@ fn wait_placed(
                 return Err(format!("{} of {replicas} replicas ready", ready.len()));
             }
             let placed = placement(k)?;
-            if let Some((foo, shard)) = placed.iter().find(|(_, s)| !ready.contains(*s)) {
+            if let Some((foo, (shard, _))) = placed.iter().find(|(_, s)| !ready.contains(&s.0)) {
                 return Err(format!("{foo} placed on {shard}, not a live replica"));
             }
-            let used: BTreeSet<&String> = placed.values().collect();
+            let used: BTreeSet<&String> = placed.values().map(|(shard, _)| shard).collect();
             if used.len() != replicas {
                 return Err(format!("Foos on {} of {replicas} replicas", used.len()));
             }
             deployments_follow(k, &placed)?;
-            Ok(Some(placed))
+            Ok(Some(shards(placed)))
         },
     )?;
     let mut per_shard: BTreeMap<&str, usize> = BTreeMap::new();
@@ -197,20 +256,24 @@ fn wait_placed(
     Ok(placed)
 }
 
-/// Every Foo's Deployment carries its Foo's shard label (created by the shard, or moved with it).
-fn deployments_follow(k: &Kubectl, placed: &BTreeMap<String, String>) -> Result<(), String> {
+/// Every Foo's Deployment carries its Foo's slice label (created so by the shard, or labelled
+/// by the sharder: its key is its controller owner's), so it is in the same shard's cache.
+fn deployments_follow(
+    k: &Kubectl,
+    placed: &BTreeMap<String, (String, String)>,
+) -> Result<(), String> {
     let path = format!(
         "{{range .items[*]}}{{.metadata.name}}|{{.metadata.labels.{}}}{{\"\\n\"}}{{end}}",
-        jsonpath_key(SHARD_LABEL)
+        jsonpath_key(SLICE_LABEL)
     );
     let text = k.jsonpath(&["deployments"], &path)?;
     let labels: BTreeMap<&str, &str> = text.lines().filter_map(|l| l.split_once('|')).collect();
-    for (foo, shard) in placed {
+    for (foo, (_, slice)) in placed {
         match labels.get(foo.as_str()) {
-            Some(s) if s == shard => {}
+            Some(s) if s == slice => {}
             other => {
                 return Err(format!(
-                    "Deployment {foo}: shard {other:?}, its Foo's {shard}"
+                    "Deployment {foo}: slice {other:?}, its Foo's {slice}"
                 ))
             }
         }
@@ -234,7 +297,7 @@ fn count(placed: &BTreeMap<String, String>, shard: &str) -> usize {
     placed.values().filter(|s| *s == shard).count()
 }
 
-/// Each Foo's Synced Event names the replica its label names (`reportingInstance`
+/// Each Foo's Synced Event names the replica its slice is dealt to (`reportingInstance`
 /// `sample-controller-<pod>`).
 fn events_name_their_shard(k: &Kubectl, placed: &BTreeMap<String, String>) -> Result<(), String> {
     wait_for("a Synced Event on every Foo from its shard", SETTLE, || {
@@ -255,7 +318,7 @@ fn events_name_their_shard(k: &Kubectl, placed: &BTreeMap<String, String>) -> Re
         }
         Ok(Some(()))
     })?;
-    eprintln!("xtask e2e:   every Foo has a Synced Event from the replica its label names");
+    eprintln!("xtask e2e:   every Foo has a Synced Event from the replica its slice is dealt to");
     Ok(())
 }
 
@@ -290,7 +353,9 @@ fn reconciled_after_poke(
         }
         Ok(Some(()))
     })?;
-    eprintln!("xtask e2e:   all {FOOS} Foos reconciled again, each by the replica its label names");
+    eprintln!(
+        "xtask e2e:   all {FOOS} Foos reconciled again, each by the replica holding its slice"
+    );
     Ok(())
 }
 
@@ -570,6 +635,12 @@ mod tests {
         ]);
         assert!(no_overlap(&unfinished).is_err());
         assert!(no_overlap(&BTreeMap::new()).is_err());
+    }
+
+    #[test]
+    fn slice_lists_are_read_as_the_sharder_writes_them() {
+        assert!(lists("0-84,170", 0) && lists("0-84,170", 84) && lists("0-84,170", 170));
+        assert!(!lists("0-84,170", 85) && !lists("", 0) && !lists("x", 0));
     }
 
     #[test]

@@ -68,9 +68,9 @@ pub struct Ctx {
 /// or of a Deployment a Foo controls, reconcile that Foo, `workers` at a time. With a `shard`,
 /// the manager's factory must select the shard's objects (`Shard::factory_options`): drained
 /// Foos are acknowledged as soon as the Foo informer sees them (never during their reconcile),
-/// the Deployments it creates carry the shard's label (so its own cache sees them at once), and
-/// each reconcile logs its start and end (what `cargo xtask e2e --kind` reads to check no Foo
-/// was reconciled by two replicas at once).
+/// the Deployments it creates carry the shard's (or their slice's) label, so its own cache sees
+/// them at once, and each reconcile logs its start and end (what `cargo xtask e2e --kind` reads
+/// to check no Foo was reconciled by two replicas at once).
 pub fn add_to(
     manager: &mut Manager,
     workers: usize,
@@ -134,10 +134,10 @@ async fn sync_handler(foo: &Foo, ctx: &Ctx) -> Result<(), SampleError> {
     let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), ns);
     let mut desired = new_deployment(foo);
     set_controller_reference(foo, &mut desired)?;
-    if let Some(shard) = &ctx.shard {
+    if let Some((label, value)) = ctx.shard.as_ref().and_then(|s| s.child_label(foo)) {
         // Keyed by its controller owner, the Deployment belongs to this shard too.
         let labels = desired.metadata.labels.get_or_insert_with(Default::default);
-        labels.insert(shard.ring().shard_label(), shard.name().to_string());
+        labels.insert(label, value);
     }
     let deployment = match ctx.deployments.get_by_key(&format!("{ns}/{name}")) {
         Some(d) => d,
