@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::{
     delete, has_finalizer, lookup, remove_finalizer, update, Identity, Object, CONTROLLER_MANAGER,
 };
-use crate::handlers::delete::{FOREGROUND, ORPHAN};
+use crate::handlers::delete_options::{FOREGROUND, ORPHAN};
 use crate::resources::ResourceInfo;
 use crate::state::ServerState;
 use crate::storage::object_key;

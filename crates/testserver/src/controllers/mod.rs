@@ -19,7 +19,8 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::handlers::delete::{delete_one, DeleteOptions};
+use crate::handlers::delete::delete_one;
+use crate::handlers::delete_options::DeleteOptions;
 use crate::handlers::{update_stored, Target};
 use crate::http::responses::ApiError;
 use crate::resources::ResourceInfo;

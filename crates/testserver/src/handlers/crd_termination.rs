@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::delete::Termination;
+use super::termination::Termination;
 use super::Target;
 use crate::handlers::meta::now_rfc3339;
 use crate::http::responses::ApiError;

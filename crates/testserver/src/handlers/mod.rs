@@ -3,6 +3,7 @@
 
 pub(crate) mod crd_termination;
 pub(crate) mod delete;
+pub(crate) mod delete_options;
 pub(crate) mod discovery;
 mod event_validation;
 mod list_body;
@@ -19,6 +20,7 @@ mod reviews;
 mod scale;
 mod services;
 mod strategic;
+mod termination;
 mod token;
 mod validation;
 mod views;

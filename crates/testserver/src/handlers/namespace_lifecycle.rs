@@ -8,7 +8,8 @@
 use kcache_core::StatusCause;
 use serde_json::{json, Value};
 
-use super::delete::{gc_finalizer, DeleteOptions, Termination, FOREGROUND, ORPHAN};
+use super::delete_options::{gc_finalizer, DeleteOptions, FOREGROUND, ORPHAN};
+use super::termination::Termination;
 use super::Target;
 use crate::handlers::meta::now_rfc3339;
 use crate::http::responses::ApiError;
@@ -84,9 +85,9 @@ pub(crate) fn delete(
     }
 }
 
-/// The `NamespaceLifecycle` admission plugin on a create: 403 Forbidden when the namespace is
-/// terminating, naming the object (its `generateName` before a name is generated) and with the
-/// `NamespaceTerminating` cause.
+/// The `NamespaceLifecycle` admission plugin on a create: 404 when the namespace does not
+/// exist; 403 Forbidden when it is terminating, naming the object (its `generateName` before a
+/// name is generated) and with the `NamespaceTerminating` cause.
 pub(crate) fn admit_create(state: &ServerState, t: &Target, obj: &Value) -> Result<(), ApiError> {
     let Some(ns) = t.namespace.as_deref().filter(|_| t.res.api.namespaced) else {
         return Ok(());
@@ -96,7 +97,7 @@ pub(crate) fn admit_create(state: &ServerState, t: &Target, obj: &Value) -> Resu
         .get("", "v1", "namespaces")
         .expect("namespaces is built in");
     let Some(stored) = state.storage.get(&namespaces, ns) else {
-        return Ok(());
+        return Err(ApiError::not_found(&namespaces, ns));
     };
     if !is_terminating(&stored.value()) {
         return Ok(());

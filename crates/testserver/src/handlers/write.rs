@@ -97,21 +97,6 @@ fn check_identity(t: &Target, obj: &mut Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// 404 unless the request's namespace exists.
-pub(crate) fn require_namespace(state: &ServerState, t: &Target) -> Result<(), ApiError> {
-    let Some(ns) = t.namespace.as_deref().filter(|_| t.res.api.namespaced) else {
-        return Ok(());
-    };
-    let namespaces = state
-        .resources
-        .get("", "v1", "namespaces")
-        .expect("namespaces is built in");
-    if state.storage.get(&namespaces, ns).is_none() {
-        return Err(ApiError::not_found(&namespaces, ns));
-    }
-    Ok(())
-}
-
 fn invalid_or_ok(res: &ResourceInfo, obj: &Value) -> Result<(), ApiError> {
     let causes = validate(res, obj);
     if causes.is_empty() {
@@ -198,7 +183,6 @@ pub(crate) fn create_stored(
 ) -> Result<Arc<Stored>, ApiError> {
     let res = &t.res;
     check_identity(t, &mut obj)?;
-    require_namespace(state, t)?;
     namespace_lifecycle::admit_create(state, t, &obj)?;
     let mut obj = conversion::to_storage(res, obj);
     crd_schema::on_write(res, &mut obj);
