@@ -29,7 +29,7 @@ pub(crate) struct CrdFinalizer {
 impl CrdFinalizer {
     pub(crate) fn new(state: &ServerState) -> Self {
         CrdFinalizer {
-            crds_id: crds(state).storage_id.clone(),
+            crds_id: state.resources.crds().storage_id.clone(),
             terminating: BTreeMap::new(),
             dirty: BTreeSet::new(),
         }
@@ -67,15 +67,8 @@ impl CrdFinalizer {
     }
 }
 
-fn crds(state: &ServerState) -> Arc<ResourceInfo> {
-    state
-        .resources
-        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        .expect("customresourcedefinitions is built in")
-}
-
 fn sync_crd(state: &ServerState, name: &str) {
-    let res = crds(state);
+    let res = state.resources.crds();
     let Some(stored) = state.storage.get(&res, name) else {
         return;
     };

@@ -59,7 +59,7 @@ pub(crate) struct NamespaceController {
 impl NamespaceController {
     pub(crate) fn new(state: &ServerState) -> Self {
         NamespaceController {
-            namespaces_id: namespaces(state).storage_id.clone(),
+            namespaces_id: state.resources.namespaces().storage_id.clone(),
             terminating: BTreeSet::new(),
             dirty: BTreeSet::new(),
         }
@@ -93,15 +93,8 @@ impl NamespaceController {
     }
 }
 
-fn namespaces(state: &ServerState) -> Arc<ResourceInfo> {
-    state
-        .resources
-        .get("", "v1", "namespaces")
-        .expect("namespaces is built in")
-}
-
 fn sync_namespace(state: &ServerState, name: &str) {
-    let res = namespaces(state);
+    let res = state.resources.namespaces();
     let Some(stored) = state.storage.get(&res, name) else {
         return;
     };

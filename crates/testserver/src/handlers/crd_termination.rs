@@ -97,12 +97,7 @@ pub(crate) fn admit_create(state: &ServerState, res: &ResourceInfo) -> Result<()
     if res.builtin {
         return Ok(());
     }
-    let Some(crds) = state
-        .resources
-        .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-    else {
-        return Ok(());
-    };
+    let crds = state.resources.crds();
     let name = object_key(None, &format!("{}.{}", res.api.plural, res.api.group));
     match state.storage.get(&crds, &name) {
         Some(crd) if is_terminating(&crd.value()) => {

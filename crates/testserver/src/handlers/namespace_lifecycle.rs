@@ -92,10 +92,7 @@ pub(crate) fn admit_create(state: &ServerState, t: &Target, obj: &Value) -> Resu
     let Some(ns) = t.namespace.as_deref().filter(|_| t.res.api.namespaced) else {
         return Ok(());
     };
-    let namespaces = state
-        .resources
-        .get("", "v1", "namespaces")
-        .expect("namespaces is built in");
+    let namespaces = state.resources.namespaces();
     let Some(stored) = state.storage.get(&namespaces, ns) else {
         return Err(ApiError::not_found(&namespaces, ns));
     };

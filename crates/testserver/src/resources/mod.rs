@@ -172,6 +172,19 @@ impl ResourceTable {
             .cloned()
     }
 
+    /// `v1` namespaces, which the server itself reads (always served).
+    pub(crate) fn namespaces(&self) -> Arc<ResourceInfo> {
+        self.get("", "v1", "namespaces")
+            .expect("namespaces is built in")
+    }
+
+    /// `apiextensions.k8s.io/v1` CustomResourceDefinitions, which the server itself reads
+    /// (always served).
+    pub(crate) fn crds(&self) -> Arc<ResourceInfo> {
+        self.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+            .expect("customresourcedefinitions is built in")
+    }
+
     /// A built-in resource by plural (core group first); used by the binary's `--seed`.
     pub(crate) fn by_plural(&self, plural: &str) -> Option<Arc<ResourceInfo>> {
         self.rows
