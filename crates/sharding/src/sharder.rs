@@ -330,7 +330,7 @@ mod tests {
     use std::time::Duration;
 
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kcache_controller::set_controller_reference;
     use kcache_core::{ApiResource, ListParams, Resource};
     use kcache_leaderelection::{LeaderElectionRecord, LeaseClient, LeaseLock};
     use kcache_testing::TestCluster;
@@ -613,14 +613,8 @@ mod tests {
             let cm = typed_cms.create(&PostParams::default(), &cm).await.unwrap();
             let mut secret = Secret::default();
             secret.metadata.name = Some(format!("child-{i}"));
-            secret.metadata.owner_references = Some(vec![OwnerReference {
-                api_version: "v1".into(),
-                kind: "ConfigMap".into(),
-                name: cm.metadata.name.clone().unwrap(),
-                uid: cm.metadata.uid.clone().unwrap(),
-                controller: Some(true),
-                block_owner_deletion: None,
-            }]);
+            secret.metadata.namespace = cm.metadata.namespace.clone();
+            set_controller_reference(&cm, &mut secret).unwrap();
             typed_secrets
                 .create(&PostParams::default(), &secret)
                 .await

@@ -182,7 +182,7 @@ mod tests {
     use std::time::Duration;
 
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kcache_controller::set_controller_reference;
     use kcache_core::{ListParams, Resource};
     use kcache_testing::TestCluster;
     use kcache_transport::{Config, PostParams};
@@ -213,14 +213,8 @@ mod tests {
         cms.create(&PostParams::default(), &cm).await.unwrap();
         let mut child = Secret::default();
         child.metadata.name = Some("child".into());
-        child.metadata.owner_references = Some(vec![OwnerReference {
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            name: "owner".into(),
-            uid: owner.metadata.uid.clone().unwrap(),
-            controller: Some(true),
-            block_owner_deletion: None,
-        }]);
+        child.metadata.namespace = owner.metadata.namespace.clone();
+        set_controller_reference(&owner, &mut child).unwrap();
         secrets
             .create(&PostParams::default(), &child)
             .await
