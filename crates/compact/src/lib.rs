@@ -6,6 +6,7 @@ mod interner;
 mod object;
 mod serde_impls;
 mod typed;
+mod unique;
 mod value;
 mod verbatim;
 

@@ -11,6 +11,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
+use super::unique::{is_unique_key, Scope, UniqueSeed};
 use super::value::{intern_str, CompactValue};
 use super::verbatim::{is_verbatim_key, VerbatimSeed};
 
@@ -90,10 +91,12 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<CompactValue, A::Error> {
         let open = Open::new(&ITEMS);
+        let scope = Scope::open();
         while let Some(v) = seq.next_element()? {
             ITEMS.with_borrow_mut(|items| items.push(v));
         }
-        Ok(ITEMS.with_borrow_mut(|items| CompactValue::array_from(items, open.start)))
+        let sharing = scope.close();
+        Ok(ITEMS.with_borrow_mut(|items| CompactValue::array_from(items, open.start, sharing)))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactValue, A::Error> {
@@ -101,24 +104,31 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
-/// The object whose members `map` has left, after `first` if one was read already.
+/// The object whose members `map` has left, from the value of `first_key` if that key was
+/// read already.
 pub(crate) fn object_rest<'de, A: MapAccess<'de>>(
     mut map: A,
-    first: Option<(Arc<str>, CompactValue)>,
+    first_key: Option<Arc<str>>,
 ) -> Result<CompactValue, A::Error> {
     let open = Open::new(&MEMBERS);
-    if let Some(member) = first {
-        MEMBERS.with_borrow_mut(|members| members.push(member));
+    let scope = Scope::open();
+    let mut key = first_key;
+    if key.is_none() {
+        key = map.next_key_seed(KeySeed)?;
     }
-    while let Some(k) = map.next_key_seed(KeySeed)? {
+    while let Some(k) = key {
         let v = if is_verbatim_key(&k) {
             map.next_value_seed(VerbatimSeed)?
+        } else if is_unique_key(&k) {
+            map.next_value_seed(UniqueSeed)?
         } else {
             map.next_value()?
         };
         MEMBERS.with_borrow_mut(|members| members.push((k, v)));
+        key = map.next_key_seed(KeySeed)?;
     }
-    Ok(MEMBERS.with_borrow_mut(|members| CompactValue::object_from(members, open.start)))
+    let sharing = scope.close();
+    Ok(MEMBERS.with_borrow_mut(|members| CompactValue::object_from(members, open.start, sharing)))
 }
 
 thread_local! {

@@ -100,13 +100,31 @@ fn implements_object() {
     );
 }
 
-/// A cache keeps one `CompactObject` per object: the tree's root and the two typed maps, not
-/// copies of pointers to strings the tree holds (name, namespace, resourceVersion, uid).
+/// A cache keeps one `CompactObject` per object: the tree's root and the two typed maps' cells,
+/// not copies of pointers to strings the tree holds (name, namespace, resourceVersion, uid).
 #[test]
 fn an_object_is_its_tree_and_its_two_maps() {
+    type Cell = std::sync::OnceLock<Option<Arc<u8>>>;
     assert_eq!(
         std::mem::size_of::<CompactObject>(),
-        std::mem::size_of::<CompactValue>() + 2 * std::mem::size_of::<usize>()
+        std::mem::size_of::<CompactValue>() + 2 * std::mem::size_of::<Cell>()
+    );
+}
+
+/// The label and annotation maps are made when first read, each on its own, and a clone made
+/// after that shares them.
+#[test]
+fn maps_are_made_on_first_read() {
+    let a = compact(&pod("lazy", "node-1"));
+    assert_eq!(a.maps_made(), (false, false));
+    assert_eq!(a.label("tier"), Some("backend"));
+    assert_eq!(a.maps_made(), (true, false));
+    let b = a.clone();
+    assert!(std::ptr::eq(a.labels().unwrap(), b.labels().unwrap()));
+    assert_eq!(b.annotations().unwrap()["note"], "x");
+    assert_eq!(
+        (a.maps_made(), b.maps_made()),
+        ((true, false), (true, true))
     );
 }
 
@@ -187,8 +205,12 @@ fn concurrent_decoders_share_one_tree() {
             .collect();
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
+    // The roots are each version's own (see `a_versions_own_nodes_are_not_interned_...`);
+    // everything under them that can be shared is one tree.
     for o in &objs[1..] {
-        assert_eq!(ptr(o.as_value()), ptr(objs[0].as_value()));
+        for path in [&["spec"][..], &["metadata", "labels"], &["metadata", "uid"]] {
+            assert_eq!(ptr(o.get(path).unwrap()), ptr(objs[0].get(path).unwrap()));
+        }
     }
 }
 
@@ -221,8 +243,10 @@ fn dropping_objects_releases_their_interned_values() {
     let live: Vec<CompactObject> = (0..20_000)
         .map(|i| compact(&pod(&format!("dropped-{i}"), "node-1")))
         .collect();
+    // Two strings of each pod's own (name, uid) are interned; its resourceVersion, metadata and
+    // root are not.
     let (strings, _, objects) = interned_entries();
-    assert!(strings + objects > 60_000, "{strings} {objects}");
+    assert!(strings + objects > 40_000, "{strings} {objects}");
     drop(live);
     // Other tests in this binary intern a few hundred values meanwhile.
     let (strings, _, objects) = interned_entries();
@@ -344,4 +368,42 @@ fn get_finds_every_member_and_nothing_else_in_small_and_large_objects() {
         }
     }
     assert_eq!(CompactValue::string("x").get("x"), None);
+}
+
+/// An object version's resourceVersion, its metadata and its root are unique to it: decoded,
+/// they stay out of the interning tables (two decodes of one version are equal, not one `Arc`),
+/// while everything under them that other objects can share still is; a tree without a
+/// resourceVersion is interned whole.
+#[test]
+fn a_versions_own_nodes_are_not_interned_and_the_rest_is() {
+    let text = serde_json::to_string(&pod("unique-test", "node-1")).unwrap();
+    let a: CompactValue = serde_json::from_str(&text).unwrap();
+    let b: CompactValue = serde_json::from_str(&text).unwrap();
+    assert_eq!(a, b);
+    let at = |v: &CompactValue, path: &[&str]| ptr(v.pointer(path).unwrap());
+    for path in [&[][..], &["metadata"], &["metadata", "resourceVersion"]] {
+        assert_ne!(at(&a, path), at(&b, path), "{path:?} is unique");
+    }
+    for path in [
+        &["spec"][..],
+        &["metadata", "labels"],
+        &["metadata", "managedFields"],
+        &["metadata", "name"],
+    ] {
+        assert_eq!(at(&a, path), at(&b, path), "{path:?} is shared");
+    }
+    // A unique value deep in an array makes the array and its item unique too.
+    let listed = r#"{"items": [{"metadata": {"resourceVersion": "1"}}], "other": ["x"]}"#;
+    let (c, d): (CompactValue, CompactValue) = (
+        serde_json::from_str(listed).unwrap(),
+        serde_json::from_str(listed).unwrap(),
+    );
+    assert_ne!(at(&c, &["items"]), at(&d, &["items"]));
+    assert_eq!(at(&c, &["other"]), at(&d, &["other"]));
+    let plain = r#"{"spec": {"replicas": 3}, "resourceVersion": 4}"#;
+    let (e, f): (CompactValue, CompactValue) = (
+        serde_json::from_str(plain).unwrap(),
+        serde_json::from_str(plain).unwrap(),
+    );
+    assert_eq!(ptr(&e), ptr(&f), "a number is no version's own string");
 }

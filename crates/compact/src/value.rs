@@ -7,6 +7,7 @@ use serde_json::Number;
 
 use super::front;
 use super::interner::{Interner, HASHER};
+use super::unique::Sharing;
 
 /// The members of a JSON object, sorted by key, keys unique.
 pub type CompactMap = [(Arc<str>, CompactValue)];
@@ -78,13 +79,20 @@ impl CompactValue {
 
     /// The interned array of these items.
     pub fn array(mut items: Vec<CompactValue>) -> Self {
-        Self::array_from(&mut items, 0)
+        Self::array_from(&mut items, 0, Sharing::Interned)
     }
 
-    /// The interned array of the items `stack` holds from `start` on, which it drains: the
-    /// decoder builds every array on one reused stack, so a container costs no `Vec` of its own
-    /// (only the node, and only when it is new).
-    pub(crate) fn array_from(stack: &mut Vec<CompactValue>, start: usize) -> Self {
+    /// The array of the items `stack` holds from `start` on, which it drains: the decoder
+    /// builds every array on one reused stack, so a container costs no `Vec` of its own (only
+    /// the node, and only when it is new). Interned unless `sharing` says it cannot be shared.
+    pub(crate) fn array_from(
+        stack: &mut Vec<CompactValue>,
+        start: usize,
+        sharing: Sharing,
+    ) -> Self {
+        if sharing == Sharing::Unique {
+            return CompactValue::Array(stack.drain(start..).collect());
+        }
         let hash = hash_items(&stack[start..]);
         // A new array takes the items over (moved, not cloned: a clone of a child is an atomic
         // increment, and its drop with the stack's a decrement); one allocation, at its length.
@@ -115,13 +123,17 @@ impl CompactValue {
 
     /// [`object`](Self::object) for keys that are already interned.
     pub(crate) fn from_members(mut members: Vec<(Arc<str>, CompactValue)>) -> Self {
-        Self::object_from(&mut members, 0)
+        Self::object_from(&mut members, 0, Sharing::Interned)
     }
 
-    /// The interned object of the members `stack` holds from `start` on, which it drains (see
+    /// The object of the members `stack` holds from `start` on, which it drains (see
     /// [`array_from`](Self::array_from)); they are sorted by key and a repeated key keeps its
-    /// last value.
-    pub(crate) fn object_from(stack: &mut Vec<(Arc<str>, CompactValue)>, start: usize) -> Self {
+    /// last value. Interned unless `sharing` says it cannot be shared.
+    pub(crate) fn object_from(
+        stack: &mut Vec<(Arc<str>, CompactValue)>,
+        start: usize,
+        sharing: Sharing,
+    ) -> Self {
         let members = &mut stack[start..];
         if !members.is_sorted_by(|a, b| key_order(&a.0, &b.0).is_lt()) {
             // Reverse then stable-sort: the last occurrence of a key comes first and survives.
@@ -130,8 +142,11 @@ impl CompactValue {
             if members.windows(2).any(|w| w[0].0 == w[1].0) {
                 let mut members = stack.split_off(start);
                 members.dedup_by(|later, kept| later.0 == kept.0);
-                return Self::from_members(members);
+                return Self::object_from(&mut members, 0, sharing);
             }
+        }
+        if sharing == Sharing::Unique {
+            return CompactValue::Object(stack.drain(start..).collect());
         }
         let hash = hash_members(&stack[start..]);
         // Moved into a new node, not cloned (see `array_from`).

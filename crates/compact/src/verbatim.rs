@@ -97,10 +97,7 @@ impl<'de> Visitor<'de> for VerbatimVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<CompactValue, A::Error> {
         match map.next_key_seed(FirstKey(intern_str))? {
             Some(FirstKeyIs::Token) => map.next_value_seed(TextSeed),
-            Some(FirstKeyIs::Member(key)) => {
-                let value = map.next_value()?;
-                object_rest(map, Some((key, value)))
-            }
+            Some(FirstKeyIs::Member(key)) => object_rest(map, Some(key)),
             None => object_rest(map, None),
         }
     }

@@ -1,0 +1,133 @@
+//! Values no other value can share: an object version's `resourceVersion` and every node above it.
+//!
+//! A resourceVersion is different in every object version the server sends, so its string,
+//! the `metadata` holding it and the object's root are never equal to anything else alive.
+//! Interning them costs a table entry each (a 16-byte `Weak`, about twice that with the
+//! tables' free space) and a shard lock and probe that always miss: at 10k ConfigMaps, three of
+//! an object's ten entries and about 0.9 MB. They are built as plain `Arc`s instead, outside
+//! the tables; whatever below them is shared (labels, managedFields, owner references) is still
+//! interned. A container is unique when any value decoded inside it is: a per-thread flag that
+//! each container clears when it opens and hands up, with what its earlier siblings set, when
+//! it closes.
+
+use std::cell::Cell;
+use std::fmt;
+use std::sync::{Arc, LazyLock};
+
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
+use serde::Deserialize;
+
+use super::serde_impls::ValueVisitor;
+use super::value::{intern_str, CompactValue};
+
+/// Whether a container built from decoded values goes into the interning tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// Hash-consed: equal values are one `Arc`.
+    Interned,
+    /// Holds a value no other can equal: a plain `Arc`.
+    Unique,
+}
+
+/// The key whose string value is unique. Held, so the interned key stays the canonical one and
+/// a key is recognised by its address.
+static RESOURCE_VERSION: LazyLock<Arc<str>> = LazyLock::new(|| intern_str("resourceVersion"));
+
+/// Whether a member with this (interned) key holds a unique value.
+pub(crate) fn is_unique_key(key: &Arc<str>) -> bool {
+    Arc::ptr_eq(key, &RESOURCE_VERSION)
+}
+
+thread_local! {
+    /// Whether a unique value was decoded in the innermost open container so far.
+    static SEEN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// A container being decoded; [`close`](Self::close) tells whether it is unique.
+pub(crate) struct Scope {
+    /// What the enclosing container had seen before this one opened.
+    outer: bool,
+}
+
+impl Scope {
+    pub(crate) fn open() -> Self {
+        Scope {
+            outer: SEEN.replace(false),
+        }
+    }
+
+    /// This container's sharing; the enclosing one learns whether it holds a unique value.
+    pub(crate) fn close(self) -> Sharing {
+        let mine = SEEN.get();
+        SEEN.set(self.outer || mine);
+        if mine {
+            Sharing::Unique
+        } else {
+            Sharing::Interned
+        }
+    }
+}
+
+/// Decodes a unique key's value: a string as a plain `Arc<str>`, anything else as usual.
+pub(crate) struct UniqueSeed;
+
+impl<'de> DeserializeSeed<'de> for UniqueSeed {
+    type Value = CompactValue;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueSeed {
+    type Value = CompactValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<CompactValue, E> {
+        SEEN.set(true);
+        Ok(CompactValue::String(Arc::from(v)))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<CompactValue, E> {
+        ValueVisitor.visit_bool(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<CompactValue, E> {
+        ValueVisitor.visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<CompactValue, E> {
+        ValueVisitor.visit_u64(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<CompactValue, E> {
+        ValueVisitor.visit_f64(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<CompactValue, E> {
+        ValueVisitor.visit_unit()
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<CompactValue, E> {
+        ValueVisitor.visit_none()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<CompactValue, A::Error> {
+        ValueVisitor.visit_seq(seq)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<CompactValue, A::Error> {
+        ValueVisitor.visit_map(map)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
+        CompactValue::deserialize(d)
+    }
+}
