@@ -1,7 +1,8 @@
 //! The `controller` scenario (see the crate README and BENCHMARKS.md): a kcache-controller
 //! `Controller` over the ConfigMaps of one namespace with `workers` concurrency, whose reconcile
-//! records when it first saw each (name, `kcache-bench-seq` label value) on the object it read from
-//! the cache, and awaits the next change. The same workload and JSON fields as `cgbench -scenario
+//! records which listed objects it reconciled and when it first saw each update's
+//! `kcache-bench-seq` label value on the object it read from the cache, and awaits the next
+//! change. The same workload and JSON fields as `cgbench -scenario
 //! controller`, `krbench controller` and `crbench -scenario controller`:
 //!  1. a plain list of the namespace's names (pages of 500, metadata only) before the clock;
 //!  2. `initial_reconcile_seconds`: controller start until every listed object was reconciled once;
@@ -12,7 +13,6 @@
 //!
 //! The controller caches compactly by default (`--storage compact`, the runtime's default).
 
-use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,35 +57,82 @@ pub struct Args {
     storage: Storage,
 }
 
-/// What reconciles saw.
+/// What reconciles saw, kept as lean as cgbench's maps (which hold the names the list decoded,
+/// not copies): the listed names sorted, a bit per name not reconciled yet, and per update the
+/// first reconcile that saw its value.
 struct Seen {
+    /// The listed names, sorted: an object's place here is its bit in `pending`.
+    names: Vec<String>,
+    /// The label values' prefix of this run: `<run>-<i>` is update `i`'s value.
+    run: String,
     inner: Mutex<SeenInner>,
     reconciles: AtomicU64,
     init_done: Notify,
 }
 
 struct SeenInner {
-    /// name + '\0' + label value → first reconcile that saw it.
-    first: HashMap<String, Instant>,
-    /// Initially listed names not reconciled yet.
-    pending: HashSet<String>,
+    /// Bit `j` set: `names[j]` not reconciled yet.
+    pending: Vec<u64>,
+    left: usize,
+    /// Update `i` → first reconcile that saw its value.
+    first: Vec<Option<Instant>>,
 }
 
 impl Seen {
-    fn saw(&self, name: &str, val: &str, now: Instant) {
-        let mut g = self.inner.lock();
-        g.first.entry(format!("{name}\0{val}")).or_insert(now);
-        if g.pending.remove(name) && g.pending.is_empty() {
-            self.init_done.notify_one();
+    fn new(mut names: Vec<String>, run: u64, updates: usize) -> Seen {
+        names.sort_unstable();
+        let n = names.len();
+        let mut pending = vec![u64::MAX; n.div_ceil(64)];
+        if n % 64 != 0 {
+            pending[n / 64] = (1u64 << (n % 64)) - 1;
+        }
+        Seen {
+            names,
+            run: format!("{run}-"),
+            inner: Mutex::new(SeenInner {
+                pending,
+                left: n,
+                first: vec![None; updates],
+            }),
+            reconciles: AtomicU64::new(0),
+            init_done: Notify::new(),
         }
     }
 
-    fn lookup(&self, name: &str, val: &str) -> Option<Instant> {
-        self.inner
-            .lock()
-            .first
-            .get(&format!("{name}\0{val}"))
-            .copied()
+    /// The label value update `i` sets.
+    fn value(&self, i: usize) -> String {
+        format!("{}{i}", self.run)
+    }
+
+    /// The object update `i` patches (round-robin over the listed names).
+    fn target(&self, i: usize) -> &str {
+        &self.names[i % self.names.len()]
+    }
+
+    fn saw(&self, name: &str, val: &str, now: Instant) {
+        let place = self.names.binary_search_by(|n| n.as_str().cmp(name)).ok();
+        let update = val
+            .strip_prefix(self.run.as_str())
+            .and_then(|i| i.parse::<usize>().ok())
+            .filter(|&i| self.target(i) == name);
+        let mut g = self.inner.lock();
+        if let Some(j) = place {
+            let (word, bit) = (j / 64, 1u64 << (j % 64));
+            if g.pending[word] & bit != 0 {
+                g.pending[word] &= !bit;
+                g.left -= 1;
+                if g.left == 0 {
+                    self.init_done.notify_one();
+                }
+            }
+        }
+        if let Some(slot) = update.and_then(|i| g.first.get_mut(i)) {
+            slot.get_or_insert(now);
+        }
+    }
+
+    fn first_seen(&self, i: usize) -> Option<Instant> {
+        self.inner.lock().first[i]
     }
 }
 
@@ -163,15 +210,13 @@ async fn scenario(args: &Args) -> serde_json::Value {
     let client = crate::client::from_kubeconfig(&args.kubeconfig);
     let api = Api::<ConfigMap>::namespaced(client.clone(), &args.namespace);
     let names = list_names(&api).await;
-    let seen = Arc::new(Seen {
-        inner: Mutex::new(SeenInner {
-            first: HashMap::with_capacity(names.len() + args.updates),
-            pending: names.iter().cloned().collect(),
-        }),
-        reconciles: AtomicU64::new(0),
-        init_done: Notify::new(),
-    });
-    if names.is_empty() {
+    let n = names.len();
+    let updates = if n == 0 { 0 } else { args.updates };
+    let run = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let seen = Arc::new(Seen::new(names, run, updates));
+    if n == 0 {
         seen.init_done.notify_one();
     }
 
@@ -195,19 +240,13 @@ async fn scenario(args: &Args) -> serde_json::Value {
     let initial = start.elapsed().as_secs_f64();
     eprintln!("RECONCILED");
 
-    let run = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let val = |i: usize| format!("{run}-{i}");
     let pp = PatchParams::default();
-    let n = names.len();
-    let updates = if n == 0 { 0 } else { args.updates };
     let (mut issued, mut sent) = (Vec::with_capacity(updates), Vec::with_capacity(updates));
     let t0 = Instant::now();
     for i in 0..updates {
-        let patch = json!({"metadata": {"labels": {SEQ_LABEL: val(i)}}});
+        let patch = json!({"metadata": {"labels": {SEQ_LABEL: seen.value(i)}}});
         issued.push(Instant::now());
-        if let Err(e) = api.patch(&names[i % n], &pp, &Patch::Merge(&patch)).await {
+        if let Err(e) = api.patch(seen.target(i), &pp, &Patch::Merge(&patch)).await {
             eprintln!("kcache-bench: patch: {}", kcache_core::ErrorChain(&e));
             std::process::exit(1);
         }
@@ -218,7 +257,7 @@ async fn scenario(args: &Args) -> serde_json::Value {
     loop {
         let (mut lat, mut lat_req, mut missed) = (Vec::new(), Vec::new(), 0usize);
         for i in 0..sent.len() {
-            match seen.lookup(&names[i % n], &val(i)) {
+            match seen.first_seen(i) {
                 Some(t) => {
                     lat.push(ms_between(t, sent[i]));
                     lat_req.push(ms_between(t, issued[i]));
@@ -249,7 +288,45 @@ async fn scenario(args: &Args) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
-    use super::percentile;
+    use super::{percentile, Seen};
+    use std::time::Instant;
+
+    #[test]
+    fn seen_counts_each_listed_name_once_and_each_updates_first_sight() {
+        let names = ["b", "a", "c"].map(String::from).to_vec();
+        let seen = Seen::new(names, 7, 4);
+        assert_eq!(
+            (seen.target(0), seen.target(4), seen.value(4)),
+            ("a", "b", "7-4".into())
+        );
+        let (t1, t2) = (
+            Instant::now(),
+            Instant::now() + std::time::Duration::from_millis(1),
+        );
+        seen.saw("a", "", t1);
+        seen.saw("a", "6-0", t1); // another run's value
+        seen.saw("b", "7-0", t1); // update 0 patches "a", not "b"
+        assert_eq!(seen.inner.lock().left, 1);
+        assert_eq!(seen.first_seen(0), None);
+        seen.saw("a", "7-0", t2);
+        seen.saw("a", "7-0", t1 + std::time::Duration::from_millis(5));
+        assert_eq!(seen.first_seen(0), Some(t2));
+        seen.saw("b", "", t1);
+        seen.saw("unknown", "", t1);
+        assert_eq!(seen.inner.lock().left, 1);
+        seen.saw("c", "", t1);
+        assert_eq!(seen.inner.lock().left, 0);
+        let many = Seen::new((0..130).map(|i| format!("n{i:03}")).collect(), 1, 0);
+        assert_eq!(
+            many.inner
+                .lock()
+                .pending
+                .iter()
+                .map(|w| w.count_ones())
+                .sum::<u32>(),
+            130
+        );
+    }
 
     #[test]
     fn nearest_rank() {
