@@ -88,7 +88,7 @@ pub fn set_status_condition(conditions: &mut Vec<Condition>, new: Condition) -> 
 /// conditions reached through `conditions`) by [`set_status_condition`]'s rules and, only if
 /// that changed anything, merge-patches `obj`'s `status` subresource with the whole new status.
 /// Returns the object as written (recorded for read-your-writes when called from a reconcile,
-/// see [`wrote`](crate::wrote)), or `None` when nothing changed and nothing was sent.
+/// see [`wrote`]), or `None` when nothing changed and nothing was sent.
 ///
 /// ```no_run
 /// # use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
