@@ -20,12 +20,11 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
-use kcache_controller::conditions::{find_status_condition, new_condition, patch_status_condition};
+use kcache_controller::conditions::{find_status_condition, new_condition, patch_condition};
 use kcache_controller::finalizer::{finalizer, Error, Event};
-use kcache_controller::{apply, set_controller_reference, Action, Controller, ControllerError};
+use kcache_controller::{apply, controlled_child, Action, Controller, ControllerError};
 use kcache_controller::{DefaultErrorPolicy, Predicate, ReconcileError, ReconcileRequest};
-use kcache_core::{Object, Resource};
-use kcache_informer::SharedInformerFactory;
+use kcache_core::{ignore_not_found, Object, Resource};
 use kcache_transport::{Api, Client, Config, DeleteParams, Patch, PatchParams, PostParams};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -51,28 +50,18 @@ async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, Error<Reco
     let configmaps = Api::<ConfigMap>::namespaced(ctx.client.clone(), key.namespace());
     let name = format!("{}-greeting", g.name());
     finalizer(&greetings, "example.kcache.dev/cleanup", g, |event| async {
-        match event {
-            Event::Apply(g) => {
-                let mut cm = ConfigMap::default();
-                cm.metadata.name = Some(name);
-                cm.metadata.namespace = Some(key.namespace().into());
-                cm.data = Some(BTreeMap::from([("message".into(), g.spec.message.clone())]));
-                set_controller_reference(&*g, &mut cm)?;
-                apply(&configmaps, &cm, "kcache-controller-example", true).await?;
-                let ready = new_condition("Ready", "True", "ConfigMapApplied", "", g.generation());
-                let status = g.status.as_ref();
-                patch_status_condition(&greetings, &*g, status, |s| &mut s.conditions, ready)
-                    .await?;
-                Ok(Action::requeue_after(Duration::from_secs(300)))
-            }
-            Event::Cleanup(_) => {
-                match configmaps.delete(&name, &Default::default()).await {
-                    Err(e) if !e.is_not_found() => return Err(e.into()),
-                    _ => ctx.log.record(&format!("{key} cleaned up")),
-                }
-                Ok(Action::await_change())
-            }
-        }
+        // Cleanup (the Greeting is being deleted) first; then Apply, the Greeting as it lives.
+        let Event::Apply(g) = event else {
+            ignore_not_found(configmaps.delete(&name, &Default::default()).await)?;
+            ctx.log.record(&format!("{key} cleaned up"));
+            return Ok(Action::await_change());
+        };
+        let mut cm: ConfigMap = controlled_child(&*g, name)?;
+        cm.data = Some(BTreeMap::from([("message".into(), g.spec.message.clone())]));
+        apply(&configmaps, &cm, "kcache-controller-example", true).await?;
+        let ready = new_condition("Ready", "True", "ConfigMapApplied", "", g.generation());
+        patch_condition(&greetings, &*g, ready).await?;
+        Ok(Action::requeue_after(Duration::from_secs(300)))
     })
     .await
 }
@@ -80,20 +69,13 @@ async fn reconcile(g: Arc<Greeting>, ctx: Arc<Ctx>) -> Result<Action, Error<Reco
 /// Runs the controller until `stop` fires; a failed reconcile is logged (tracing) and retried
 /// with client-go's per-key backoff.
 pub async fn run(ctx: Arc<Ctx>, stop: CancellationToken) -> Result<(), ControllerError> {
-    let factory = Arc::new(SharedInformerFactory::new(
-        ctx.client.clone(),
-        Default::default(),
-    ));
-    let ours = |g: &Greeting| g.label("app") == Some("kcache-controller-example");
-    let result = Controller::for_::<Greeting>(&factory)
-        .predicate(Predicate::from_object(ours))
+    Controller::new::<Greeting>(&ctx.client)
+        .predicate(Predicate::has_label("app", "kcache-controller-example"))
         .owns::<ConfigMap>()
         .concurrency(2)
         .shutdown_on(stop)
         .run(reconcile, DefaultErrorPolicy, ctx)
-        .await;
-    factory.shutdown().await;
-    result
+        .await
 }
 
 // ---- the custom resource ----

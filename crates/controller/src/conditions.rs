@@ -4,14 +4,15 @@
 //! `lastTransitionTime` moves only when the status does, so it tells how long a condition has
 //! held; reason, message and observedGeneration follow every call. Each setter says whether it
 //! changed anything, so a controller writes its status only when it did;
-//! [`patch_status_condition`] does both steps.
+//! [`patch_status_condition`] and [`patch_condition`] do both steps.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kcache_core::Object;
 use kcache_transport::{Api, Patch, PatchParams};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use crate::read_your_writes::wrote;
 
@@ -87,7 +88,7 @@ pub fn set_status_condition(conditions: &mut Vec<Condition>, new: Condition) -> 
 /// conditions reached through `conditions`) by [`set_status_condition`]'s rules and, only if
 /// that changed anything, merge-patches `obj`'s `status` subresource with the whole new status.
 /// Returns the object as written (recorded for read-your-writes when called from a reconcile,
-/// see [`wrote`](crate::wrote)), or `None` when nothing changed and nothing was sent.
+/// see [`wrote`]), or `None` when nothing changed and nothing was sent.
 ///
 /// ```no_run
 /// # use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -122,9 +123,50 @@ where
     if !set_status_condition(conditions(&mut status), new) {
         return Ok(None);
     }
-    let patch = Patch::Merge(serde_json::json!({ "status": status }));
+    patch_status(api, obj, json!({ "status": status })).await
+}
+
+/// [`patch_status_condition`] for an object whose conditions are at `status.conditions`, where
+/// the API conventions put them: the current ones are read from `obj` itself (one
+/// serialization of it), so the call names no status type, and only `status.conditions` is
+/// sent (a merge patch replaces that list and leaves the rest of the status alone).
+///
+/// ```no_run
+/// # use kcache_controller::conditions::{new_condition, patch_condition};
+/// # use kcache_core::{DynamicObject, Object};
+/// # async fn f(foos: &kcache_transport::Api<DynamicObject>, foo: &DynamicObject) -> Result<(), kcache_core::Error> {
+/// let ready = new_condition("Ready", "True", "ConfigMapApplied", "", foo.generation());
+/// patch_condition(foos, foo, ready).await?;
+/// # Ok(()) }
+/// ```
+pub async fn patch_condition<K>(
+    api: &Api<K>,
+    obj: &K,
+    new: Condition,
+) -> Result<Option<K>, kcache_core::Error>
+where
+    K: Object + Serialize + DeserializeOwned,
+{
+    let decode = |e| kcache_core::Error::decode("status.conditions", e);
+    let object = serde_json::to_value(obj).map_err(decode)?;
+    let mut conditions: Vec<Condition> = match object.pointer("/status/conditions") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(list) => Vec::deserialize(list).map_err(decode)?,
+    };
+    if !set_status_condition(&mut conditions, new) {
+        return Ok(None);
+    }
+    patch_status(api, obj, json!({ "status": { "conditions": conditions } })).await
+}
+
+/// Merge-patches `obj`'s status subresource, recording the write for read-your-writes.
+async fn patch_status<K: Object + DeserializeOwned>(
+    api: &Api<K>,
+    obj: &K,
+    patch: Value,
+) -> Result<Option<K>, kcache_core::Error> {
     let written = api
-        .patch_status(obj.name(), &PatchParams::default(), &patch)
+        .patch_status(obj.name(), &PatchParams::default(), &Patch::Merge(patch))
         .await?;
     wrote(&written);
     Ok(Some(written))

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use futures_util::Stream;
 use kcache_core::{BoxError, Object, Resource};
-use kcache_informer::{ResourceEventHandlerFuncs, SharedInformerFactory};
+use kcache_informer::{FactoryOptions, ResourceEventHandlerFuncs, SharedInformerFactory};
+use kcache_transport::Client;
 use kcache_workqueue::{
     default_controller_rate_limiter, ByPriority, Queue, QueueConfig, RateLimiter, RateLimitingQueue,
 };
@@ -69,11 +70,11 @@ struct Config {
 /// # use std::sync::Arc;
 /// # use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 /// # use kcache_controller::{Action, Controller, DefaultErrorPolicy};
-/// # async fn f(factory: Arc<kcache_informer::SharedInformerFactory>) {
+/// # async fn f(client: kcache_transport::Client) {
 /// async fn reconcile(cm: Arc<ConfigMap>, _: Arc<()>) -> Result<Action, std::io::Error> {
 ///     Ok(Action::await_change())
 /// }
-/// Controller::for_::<ConfigMap>(&factory)
+/// Controller::new::<ConfigMap>(&client)
 ///     .owns::<Secret>()
 ///     .concurrency(2)
 ///     .run(reconcile, DefaultErrorPolicy, Arc::new(()))
@@ -84,6 +85,8 @@ struct Config {
 pub struct Controller<K> {
     name: String,
     factory: Option<Arc<SharedInformerFactory>>,
+    /// The factory [`Controller::new`] made, shut down when the controller stops.
+    own_factory: Option<Arc<SharedInformerFactory>>,
     storage: Storage,
     primary: Arc<dyn ObjectCache<K>>,
     predicates: Vec<Predicate<K>>,
@@ -93,6 +96,22 @@ pub struct Controller<K> {
 }
 
 impl Controller<()> {
+    /// A controller of `K` with an informer factory of its own over `client`, watching every
+    /// namespace (kube-runtime's `Controller::new(api, config)`): for a controller that shares
+    /// no informers, so the caller neither makes the factory nor shuts it down — the controller
+    /// stops its informers when it stops. Controllers that should share informers take one
+    /// factory through [`for_`](Self::for_).
+    pub fn new<K>(client: &Client) -> Controller<K>
+    where
+        K: Resource + Object + DeserializeOwned + Clone,
+    {
+        let options = FactoryOptions::default();
+        let factory = Arc::new(SharedInformerFactory::new(client.clone(), options));
+        let mut c = Controller::for_(&factory);
+        c.own_factory = Some(factory);
+        c
+    }
+
     /// A controller of `K` over the factory's informer of `K`, in the default storage
     /// ([`Storage::Compact`]). Owned and watched kinds come from the same factory, so several
     /// controllers (and a manager) share one factory, one client and one informer per kind.
@@ -130,6 +149,7 @@ impl Controller<()> {
         Controller {
             name: K::KIND.to_lowercase(),
             factory: None,
+            own_factory: None,
             storage: Storage::default(),
             primary: informer,
             predicates: Vec::new(),
@@ -497,7 +517,31 @@ impl<K: Resource + Object> Controller<K> {
         }
     }
 
+    /// Runs the controller, then shuts down the factory it made itself, whichever way it
+    /// returned.
     async fn run_until<Ctx, E>(
+        mut self,
+        reconcile: ReconcileFn<K, Ctx, E>,
+        gone: Option<ReconcileFn<K, Ctx, E>>,
+        policy: Arc<dyn ErrorPolicy<K, E, Ctx>>,
+        ctx: Arc<Ctx>,
+        shutdown: CancellationToken,
+    ) -> Result<(), ControllerError>
+    where
+        Ctx: Send + Sync + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let own_factory = self.own_factory.take();
+        let result = self
+            .run_controller(reconcile, gone, policy, ctx, shutdown)
+            .await;
+        if let Some(factory) = own_factory {
+            factory.shutdown().await;
+        }
+        result
+    }
+
+    async fn run_controller<Ctx, E>(
         self,
         reconcile: ReconcileFn<K, Ctx, E>,
         gone: Option<ReconcileFn<K, Ctx, E>>,
@@ -512,6 +556,7 @@ impl<K: Resource + Object> Controller<K> {
         let Controller {
             name,
             factory,
+            own_factory: _,
             storage: _,
             primary,
             predicates,

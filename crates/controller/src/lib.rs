@@ -4,6 +4,8 @@ mod action;
 mod apply;
 mod cache;
 #[cfg(feature = "k8s-openapi")]
+mod child;
+#[cfg(feature = "k8s-openapi")]
 pub mod conditions;
 mod controller;
 pub mod create_or_update;
@@ -28,6 +30,8 @@ mod source;
 pub use action::Action;
 pub use apply::{apply, apply_status};
 pub use cache::{HandlerRegistration, KeyEvents, ObjectCache, Storage};
+#[cfg(feature = "k8s-openapi")]
+pub use child::controlled_child;
 pub use controller::{
     Controller, ControllerRunnable, DEFAULT_CONCURRENCY, DEFAULT_READ_YOUR_WRITES_TIMEOUT,
     DEFAULT_SHUTDOWN_TIMEOUT,

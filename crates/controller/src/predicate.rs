@@ -56,6 +56,14 @@ impl<K: Object> Predicate<K> {
         })
     }
 
+    /// Objects labelled `key=value` — the new one for updates (controller-runtime's
+    /// `LabelSelectorPredicate` with one `matchLabels` entry; `.and` more): a controller of
+    /// only the objects labelled for it, while its informer still sees them all.
+    pub fn has_label(key: impl Into<String>, value: impl Into<String>) -> Self {
+        let (key, value) = (key.into(), value.into());
+        Predicate::from_object(move |o: &K| o.label(&key) == Some(value.as_str()))
+    }
+
     /// Updates only when `changed(old, new)`; creates and deletes pass.
     fn on_update(changed: impl Fn(&K, &K) -> bool + Send + Sync + 'static) -> Self {
         Predicate::new(move |e| match e {
@@ -158,6 +166,20 @@ mod tests {
         let rv = Predicate::resource_version_changed();
         assert!(!rv.accepts(&update(&base, &base)), "a resync is dropped");
         assert!(rv.accepts(&update(&base, &status_only)));
+    }
+
+    #[test]
+    fn has_label_checks_the_new_object() {
+        let x = obj("1", 1, Some("x"), None);
+        let y = obj("2", 1, Some("y"), None);
+        let unlabelled = obj("3", 1, None, None);
+        let p = Predicate::has_label("k", "x");
+        assert!(p.accepts(&Event::Create(&x)));
+        assert!(p.accepts(&Event::Delete(&x)));
+        assert!(!p.accepts(&Event::Create(&y)));
+        assert!(!p.accepts(&Event::Create(&unlabelled)));
+        assert!(p.accepts(&update(&y, &x)), "labelled now");
+        assert!(!p.accepts(&update(&x, &y)), "no longer labelled");
     }
 
     #[test]

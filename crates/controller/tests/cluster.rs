@@ -9,8 +9,8 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kcache_controller::{
-    Action, Controller, DefaultErrorPolicy, ReconcileRequest, Runnable, SourceOptions, Storage,
-    WriteTracker,
+    Action, Controller, DefaultErrorPolicy, Predicate, ReconcileRequest, Runnable, SourceOptions,
+    Storage, WriteTracker,
 };
 use kcache_informer::{FactoryOptions, SharedInformerFactory};
 use kcache_testing::{Failure, RequestMatch, TestCluster, ROOT_CA_CONFIGMAP};
@@ -18,7 +18,7 @@ use kcache_transport::{Api, Patch, PatchParams, PostParams};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use crate::support::{cluster_client, cm, Recorder, TestError};
+use crate::support::{cluster_client, cm, Recorder, TestError, LIMIT};
 
 fn owned_secret(name: &str, owner: &ConfigMap, controller: bool) -> Secret {
     Secret {
@@ -151,6 +151,56 @@ async fn owned_changes_reconcile_the_controller_owner_only() {
     assert_eq!(ctx.rec.count("b"), 1, "{:?}", ctx.rec.names());
     stop.cancel();
     task.await.unwrap().unwrap();
+}
+
+/// `Controller::new` watches through a factory of its own (every namespace; the test's objects
+/// picked by a predicate) and stops it when it stops: its watches end with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_runs_a_factory_of_its_own_and_stops_it_with_the_controller() {
+    let s = setup().await;
+    let ns = s.factory.options().namespace.clone();
+    let watchers = || s.cluster.server().map(|server| server.watcher_count());
+    let before = watchers();
+    let rec = Arc::new(Recorder::default());
+    let stop = CancellationToken::new();
+    let c = Controller::new::<ConfigMap>(&cluster_client(&s.cluster))
+        .named("new-own-factory")
+        .predicate(Predicate::from_object(move |cm: &ConfigMap| {
+            cm.metadata.namespace == ns && counted(cm)
+        }))
+        .owns::<Secret>()
+        .shutdown_on(stop.clone());
+    let record = |cm: Arc<ConfigMap>, rec: Arc<Recorder>| async move {
+        rec.record(&cm);
+        Ok::<_, TestError>(Action::await_change())
+    };
+    let task = tokio::spawn(c.run(record, DefaultErrorPolicy, rec.clone()));
+    rec.wait_until("the first list", |c| c.len() == 2).await;
+    touch(&s.secrets, "s-a", "1").await;
+    rec.wait_until("a again, through the owned Secret", |c| c.len() == 3)
+        .await;
+    assert_eq!(rec.names()[2], "a");
+    if let (Some(before), Some(running)) = (before, watchers()) {
+        assert!(running >= before + 2, "ConfigMaps and Secrets watched");
+    }
+    stop.cancel();
+    task.await.unwrap().unwrap();
+
+    // The server drops a watcher whose client went away at its next event.
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    for i in 0.. {
+        if watchers() <= before {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "watches still open");
+        touch(&s.secrets, "s-b", &format!("after-{i}")).await;
+        let patch = json!({"metadata": {"labels": {"touched": format!("after-{i}")}}});
+        s.cms
+            .patch("b", &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,16 +2,18 @@
 //! owned ConfigMap and a `Ready` condition, the unlabelled one is ignored, a deleted ConfigMap is
 //! put back, a changed message reaches the ConfigMap and the condition's observedGeneration (its
 //! lastTransitionTime kept), and a deleted Greeting's ConfigMap is deleted by the finalizer's
-//! cleanup before the Greeting goes. And `patch_status_condition` on its Greeting CRD.
+//! cleanup before the Greeting goes. And `patch_status_condition` and `patch_condition` on its
+//! Greeting CRD.
 
 #[allow(dead_code)]
 #[path = "../examples/controller.rs"]
 mod example;
 
 use example::Greeting;
-use kcache_controller::conditions::{new_condition, patch_status_condition};
-use kcache_core::Object;
-use kcache_transport::{Api, PostParams};
+use kcache_controller::conditions::{new_condition, patch_condition, patch_status_condition};
+use kcache_core::{DynamicObject, Object, Resource};
+use kcache_transport::{Api, Patch, PatchParams, PostParams};
+use serde_json::json;
 
 use crate::helpers::cluster;
 
@@ -53,6 +55,42 @@ async fn patch_status_condition_writes_only_a_change() {
         1,
         "replaced, not added"
     );
+}
+
+/// `patch_condition` reads the conditions from the object's `status.conditions` and sends only
+/// that list: other conditions and other status fields stay.
+#[tokio::test]
+async fn patch_condition_keeps_the_other_conditions_and_status_fields() {
+    let (_c, client, ns) = cluster("condition").await;
+    example::ensure_crd(&client).await.unwrap();
+    let api = Api::<Greeting>::namespaced(client.clone(), &ns);
+    api.create(&PostParams::default(), &Greeting::new("g", "hello", false))
+        .await
+        .unwrap();
+    let extra = Patch::Merge(json!({"status": {"note": "kept"}}));
+    let g = api
+        .patch_status("g", &PatchParams::default(), &extra)
+        .await
+        .unwrap();
+    let cond = |type_: &str, status: &str| new_condition(type_, status, "Checked", "", None);
+
+    let synced = patch_condition(&api, &g, cond("Synced", "True"))
+        .await
+        .unwrap()
+        .expect("a new condition is written");
+    let ready = patch_condition(&api, &synced, cond("Ready", "False"))
+        .await
+        .unwrap()
+        .expect("a second type is written");
+    let conditions = &ready.status.as_ref().unwrap().conditions;
+    let types: Vec<_> = conditions.iter().map(|c| (&*c.type_, &*c.status)).collect();
+    assert_eq!(types, [("Synced", "True"), ("Ready", "False")]);
+    let same = patch_condition(&api, &ready, cond("Ready", "False")).await;
+    assert!(same.unwrap().is_none(), "nothing changed, nothing sent");
+    let raw = Api::<DynamicObject>::dynamic(client, Greeting::api_resource(), Some(&ns));
+    let stored = raw.get("g").await.unwrap();
+    assert_eq!(stored.resource_version(), ready.resource_version());
+    assert_eq!(stored.data["status"]["note"], "kept", "{stored:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -207,3 +207,30 @@ fn works_on_dynamic_objects_with_a_runtime_kind() {
     assert_eq!(got[0].controller, Some(true));
     assert!(kcache_core::Object::controller_owner(&obj).is_some());
 }
+
+#[cfg(feature = "k8s-openapi")]
+#[test]
+fn controlled_child_is_named_in_its_owners_namespace_and_controlled_by_it() {
+    let owner = deploy("web", "prod", "web-uid");
+    let child: ConfigMap = kcache_controller::controlled_child(&owner, "web-config").unwrap();
+    let mut expected = ConfigMap {
+        metadata: meta("web-config", Some("prod"), ""),
+        ..ConfigMap::default()
+    };
+    set_controller_reference(&owner, &mut expected).unwrap();
+    assert_eq!(
+        child, expected,
+        "name, namespace, controller reference; nothing else"
+    );
+    assert!(has_controller_reference::<Deployment>(&child));
+
+    let unread = deploy("web", "prod", "");
+    assert_eq!(
+        kcache_controller::controlled_child::<ConfigMap, _>(&unread, "web-config"),
+        Err(OwnerError::IncompleteOwner {
+            kind: "Deployment".into(),
+            name: "web".into(),
+            missing: "uid",
+        })
+    );
+}

@@ -5,6 +5,7 @@ mod cache;
 mod dynamic;
 mod error;
 mod event;
+mod ignore_not_found;
 #[cfg(feature = "k8s-openapi")]
 mod k8s_openapi_impls;
 mod key;
@@ -31,6 +32,7 @@ pub use cache::{CacheReader, CacheWriter};
 pub use dynamic::DynamicObject;
 pub use error::{BoxError, Error};
 pub use event::{Bookmark, WatchEvent, INITIAL_EVENTS_END_ANNOTATION};
+pub use ignore_not_found::ignore_not_found;
 #[cfg(feature = "k8s-openapi")]
 pub use k8s_openapi_impls::ScopeNamespaced;
 pub use key::{split_meta_namespace_key, KeyFormatError, ObjectKey};
