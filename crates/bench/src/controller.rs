@@ -83,7 +83,7 @@ impl Seen {
         names.sort_unstable();
         let n = names.len();
         let mut pending = vec![u64::MAX; n.div_ceil(64)];
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             pending[n / 64] = (1u64 << (n % 64)) - 1;
         }
         Seen {

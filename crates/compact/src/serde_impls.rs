@@ -11,7 +11,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
-use super::unique::{is_unique_key, Scope, UniqueSeed};
+use super::unique::{self, is_unique_key, Scope, UniqueSeed};
 use super::value::{intern_str, CompactValue};
 use super::verbatim::{is_verbatim_key, VerbatimSeed};
 
@@ -122,7 +122,7 @@ pub(crate) fn object_rest<'de, A: MapAccess<'de>>(
         } else if is_unique_key(&k) {
             map.next_value_seed(UniqueSeed)?
         } else {
-            map.next_value()?
+            unique::member(&k, || map.next_value())?
         };
         MEMBERS.with_borrow_mut(|members| members.push((k, v)));
         key = map.next_key_seed(KeySeed)?;
