@@ -13,6 +13,15 @@ use crate::{AtomicEvent, Delta, DeltaObject, DeltaType, Deltas};
 /// The ring's capacity kept once it drains (a relist grows it to the list's length).
 const IDLE_CAPACITY: usize = 1024;
 
+/// The ring's capacity for `len` entries after a relist's burst: the ring shrinks to half once a
+/// quarter is left, as it drains, so it gives its memory back while the consumer's own
+/// structures (the cache, a controller's work queue) fill, not after: its 10k entries would
+/// otherwise sit beside a full work queue at the end of an initial list (a copy of what is left
+/// each time, O(1) per entry).
+fn drained_capacity(len: usize, capacity: usize) -> Option<usize> {
+    (capacity > IDLE_CAPACITY && len < capacity / 4).then(|| (2 * len).max(IDLE_CAPACITY))
+}
+
 /// One queued entry with its arrival time.
 enum Entry<K> {
     /// A delta of one key.
@@ -205,9 +214,8 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
             Entry::Delta { key, delta, since } => Taken::Key(key, Deltas(vec![delta]), since),
             Entry::Atomic { event, since } => Taken::Atomic(event, since),
         };
-        if self.items.is_empty() && self.items.capacity() > IDLE_CAPACITY {
-            // A relist's burst is over: the ring need not stay the list's size.
-            self.items.shrink_to(IDLE_CAPACITY);
+        if let Some(capacity) = drained_capacity(self.items.len(), self.items.capacity()) {
+            self.items.shrink_to(capacity);
         }
         Some(taken)
     }
@@ -261,5 +269,28 @@ impl<K: Send + Sync + 'static> QueueRules<K> for InOrderQueue<K> {
         self.unique_keys()
             .filter_map(|k| newest.get(k).map(|o| (*o).clone()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{drained_capacity, IDLE_CAPACITY};
+
+    #[test]
+    fn a_draining_ring_halves_at_a_quarter_down_to_the_idle_capacity() {
+        assert_eq!(drained_capacity(2500, 10_000), None);
+        assert_eq!(drained_capacity(2499, 10_000), Some(4998));
+        assert_eq!(drained_capacity(0, 10_000), Some(IDLE_CAPACITY));
+        assert_eq!(drained_capacity(0, IDLE_CAPACITY), None);
+        // Draining a relist of 10k one entry at a time copies fewer entries than it holds.
+        let (mut capacity, mut copied) = (16_384, 0);
+        for len in (0..10_000).rev() {
+            if let Some(c) = drained_capacity(len, capacity) {
+                copied += len;
+                capacity = c;
+            }
+        }
+        assert!(copied < 10_000, "{copied}");
+        assert_eq!(capacity, IDLE_CAPACITY);
     }
 }
