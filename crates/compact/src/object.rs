@@ -198,14 +198,18 @@ fn string_map(meta: Option<&CompactValue>, field: &str) -> Option<Arc<StringMap>
 
 /// Roots whose last holder dropped them since every table was last pruned.
 static DEAD_ROOTS: AtomicUsize = AtomicUsize::new(0);
-/// Object nodes the tables held after that prune.
-static NODES_AFTER_PRUNE: AtomicUsize = AtomicUsize::new(0);
+/// Entries the tables held after that prune.
+static ENTRIES_AFTER_PRUNE: AtomicUsize = AtomicUsize::new(0);
+/// Prunes so far (for tests).
+#[cfg(test)]
+pub(crate) static PRUNES: AtomicUsize = AtomicUsize::new(0);
 /// Dead roots that always make a prune due: what a dropped cache may leave pinned at most.
 const MIN_DEAD_ROOTS: usize = 64;
 
 /// Counts an object dropped with its root (nothing else holds the root, so its own nodes and
 /// strings die with it) and prunes every interning table once an eighth as many objects died as
-/// the tables held object nodes after the last prune: a shard prunes itself only when it would
+/// the tables held entries after the last prune (an object keeps at least one, its name, in
+/// them; its root and metadata are not there, see `unique.rs`): a shard prunes itself only when it would
 /// grow, so a cache dropped while nothing interns would keep its values' allocations pinned by
 /// their `Weak` entries (10k ConfigMaps: 14 MB of 18). The work is O(entries) per prune, due
 /// after O(entries / 8) deaths.
@@ -218,14 +222,16 @@ impl Drop for CompactObject {
             return;
         }
         let dead = DEAD_ROOTS.fetch_add(1, Ordering::Relaxed) + 1;
-        let due = (NODES_AFTER_PRUNE.load(Ordering::Relaxed) / 8).max(MIN_DEAD_ROOTS);
+        let due = (ENTRIES_AFTER_PRUNE.load(Ordering::Relaxed) / 8).max(MIN_DEAD_ROOTS);
         if dead >= due
             && DEAD_ROOTS
                 .compare_exchange(dead, 0, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
         {
             STRING_MAPS.prune();
-            NODES_AFTER_PRUNE.store(prune_tables(), Ordering::Relaxed);
+            ENTRIES_AFTER_PRUNE.store(prune_tables(), Ordering::Relaxed);
+            #[cfg(test)]
+            PRUNES.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

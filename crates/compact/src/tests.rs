@@ -256,6 +256,29 @@ fn dropping_objects_releases_their_interned_values() {
     assert!(strings + objects < 20_000, "{strings} {objects}");
 }
 
+/// Updates of a large cache (each drops an old version) do not prune every table every few
+/// dozen updates: a prune, O(entries), is due only after an eighth as many deaths as the tables
+/// hold entries, though an object's root and metadata are not among them.
+#[test]
+fn replacing_a_few_objects_of_a_large_cache_prunes_nothing() {
+    use std::sync::atomic::Ordering;
+    let _alone = COUNTING_ENTRIES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut live: Vec<CompactObject> = (0..8000)
+        .map(|i| compact(&pod(&format!("kept-{i}"), "node-1")))
+        .collect();
+    // A prune now counts the 8000 objects' entries.
+    drop(
+        (0..64)
+            .map(|i| compact(&pod(&format!("gone-{i}"), "node-1")))
+            .collect::<Vec<_>>(),
+    );
+    let before = super::object::PRUNES.load(Ordering::Relaxed);
+    for (i, obj) in live.iter_mut().take(500).enumerate() {
+        *obj = compact(&pod(&format!("kept-{i}"), "node-2"));
+    }
+    assert_eq!(super::object::PRUNES.load(Ordering::Relaxed), before);
+}
+
 #[test]
 fn same_at_agrees_with_comparing_what_each_path_points_to() {
     let parse = |s: &str| -> CompactValue { serde_json::from_str(s).unwrap() };

@@ -386,12 +386,10 @@ impl From<&CompactValue> for serde_json::Value {
     }
 }
 
-/// Prunes the string, array and object tables now (see [`Interner::prune`]); returns the object
-/// nodes left.
+/// Prunes the string, array and object tables now (see [`Interner::prune`]); returns the entries
+/// left in all three.
 pub(crate) fn prune_tables() -> usize {
-    STRINGS.prune();
-    ARRAYS.prune();
-    OBJECTS.prune()
+    STRINGS.prune() + ARRAYS.prune() + OBJECTS.prune()
 }
 
 #[cfg(test)]
