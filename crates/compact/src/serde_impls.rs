@@ -11,7 +11,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Number;
 
-use super::unique::{self, is_unique_key, Scope, UniqueSeed};
+use super::unique::{self, is_unique_key, Scope};
 use super::value::{intern_str, CompactValue};
 use super::verbatim::{is_verbatim_key, VerbatimSeed};
 
@@ -201,4 +201,68 @@ impl<'de> Visitor<'de> for KeySeed {
 #[cfg(test)]
 pub(crate) fn open_elements() -> usize {
     ITEMS.with_borrow(Vec::len) + MEMBERS.with_borrow(Vec::len)
+}
+
+/// Decodes a unique key's value: a string as a plain `Arc<str>`, anything else as usual.
+pub(crate) struct UniqueSeed;
+
+impl<'de> DeserializeSeed<'de> for UniqueSeed {
+    type Value = CompactValue;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueSeed {
+    type Value = CompactValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<CompactValue, E> {
+        unique::mark();
+        Ok(CompactValue::String(Arc::from(v)))
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<CompactValue, E> {
+        ValueVisitor.visit_bool(v)
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<CompactValue, E> {
+        ValueVisitor.visit_i64(v)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<CompactValue, E> {
+        ValueVisitor.visit_u64(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<CompactValue, E> {
+        ValueVisitor.visit_f64(v)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<CompactValue, E> {
+        ValueVisitor.visit_unit()
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<CompactValue, E> {
+        ValueVisitor.visit_none()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<CompactValue, A::Error> {
+        ValueVisitor.visit_seq(seq)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<CompactValue, A::Error> {
+        ValueVisitor.visit_map(map)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
+        CompactValue::deserialize(d)
+    }
 }

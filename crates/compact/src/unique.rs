@@ -14,23 +14,9 @@
 //! by its depth: the containers open on the thread are counted.
 
 use std::cell::Cell;
-use std::fmt;
 use std::sync::{Arc, LazyLock};
 
-use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
-use serde::Deserialize;
-
-use super::serde_impls::ValueVisitor;
-use super::value::{intern_str, CompactValue};
-
-/// Whether a container built from decoded values goes into the interning tables.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Sharing {
-    /// Hash-consed: equal values are one `Arc`.
-    Interned,
-    /// Holds a value no other can equal: a plain `Arc`.
-    Unique,
-}
+use super::value::{intern_str, Sharing};
 
 /// The key whose string value is unique. Held, so the interned key stays the canonical one and
 /// a key is recognised by its address.
@@ -65,6 +51,11 @@ pub(crate) fn member<T>(key: &Arc<str>, decode: impl FnOnce() -> T) -> T {
     let value = decode();
     META_DEPTH.set(outer);
     value
+}
+
+/// Marks the value just decoded as unique: the containers around it are too.
+pub(crate) fn mark() {
+    SEEN.set(true);
 }
 
 /// A container being decoded; [`close`](Self::close) tells whether it is unique.
@@ -104,69 +95,5 @@ impl Drop for Scope {
             // A failed decode can leave the root's metadata marked.
             META_DEPTH.set(0);
         }
-    }
-}
-
-/// Decodes a unique key's value: a string as a plain `Arc<str>`, anything else as usual.
-pub(crate) struct UniqueSeed;
-
-impl<'de> DeserializeSeed<'de> for UniqueSeed {
-    type Value = CompactValue;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for UniqueSeed {
-    type Value = CompactValue;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<CompactValue, E> {
-        SEEN.set(true);
-        Ok(CompactValue::String(Arc::from(v)))
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<CompactValue, E> {
-        ValueVisitor.visit_bool(v)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_i64(v)
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_u64(v)
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_f64(v)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<CompactValue, E> {
-        ValueVisitor.visit_unit()
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<CompactValue, E> {
-        ValueVisitor.visit_none()
-    }
-
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
-        d.deserialize_any(self)
-    }
-
-    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<CompactValue, A::Error> {
-        ValueVisitor.visit_seq(seq)
-    }
-
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<CompactValue, A::Error> {
-        ValueVisitor.visit_map(map)
-    }
-
-    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
-        CompactValue::deserialize(d)
     }
 }

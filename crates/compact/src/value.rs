@@ -7,7 +7,15 @@ use serde_json::Number;
 
 use super::front;
 use super::interner::{Interner, HASHER};
-use super::unique::Sharing;
+
+/// Whether a container built from decoded values goes into the interning tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// Hash-consed: equal values are one `Arc`.
+    Interned,
+    /// Holds a value no other can equal: a plain `Arc`.
+    Unique,
+}
 
 /// The members of a JSON object, sorted by key, keys unique.
 pub type CompactMap = [(Arc<str>, CompactValue)];
