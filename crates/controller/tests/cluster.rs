@@ -163,6 +163,7 @@ async fn new_runs_a_factory_of_its_own_and_stops_it_with_the_controller() {
     let before = watchers();
     let rec = Arc::new(Recorder::default());
     let stop = CancellationToken::new();
+    let ours = ns.clone();
     let c = Controller::new::<ConfigMap>(&cluster_client(&s.cluster))
         .named("new-own-factory")
         .predicate(Predicate::from_object(move |cm: &ConfigMap| {
@@ -170,9 +171,16 @@ async fn new_runs_a_factory_of_its_own_and_stops_it_with_the_controller() {
         }))
         .owns::<Secret>()
         .shutdown_on(stop.clone());
-    let record = |cm: Arc<ConfigMap>, rec: Arc<Recorder>| async move {
-        rec.record(&cm);
-        Ok::<_, TestError>(Action::await_change())
+    // The factory watches every namespace: on a shared cluster, other tests' owned Secrets
+    // (their namespaces' "a" and "b") come through too, and are not counted.
+    let record = move |cm: Arc<ConfigMap>, rec: Arc<Recorder>| {
+        let counted = cm.metadata.namespace == ours;
+        async move {
+            if counted {
+                rec.record(&cm);
+            }
+            Ok::<_, TestError>(Action::await_change())
+        }
     };
     let task = tokio::spawn(c.run(record, DefaultErrorPolicy, rec.clone()));
     rec.wait_until("the first list", |c| c.len() == 2).await;
