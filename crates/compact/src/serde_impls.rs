@@ -203,6 +203,37 @@ pub(crate) fn open_elements() -> usize {
     ITEMS.with_borrow(Vec::len) + MEMBERS.with_borrow(Vec::len)
 }
 
+/// The `Visitor` methods of a visitor that decodes booleans, numbers, `null` and `None` as
+/// [`ValueVisitor`] does (the seeds below that treat only some values their own way).
+macro_rules! scalars_as_values {
+    () => {
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<CompactValue, E> {
+            ValueVisitor.visit_bool(v)
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<CompactValue, E> {
+            ValueVisitor.visit_i64(v)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<CompactValue, E> {
+            ValueVisitor.visit_u64(v)
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<CompactValue, E> {
+            ValueVisitor.visit_f64(v)
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<CompactValue, E> {
+            ValueVisitor.visit_unit()
+        }
+
+        fn visit_none<E: serde::de::Error>(self) -> Result<CompactValue, E> {
+            ValueVisitor.visit_none()
+        }
+    };
+}
+pub(crate) use scalars_as_values;
+
 /// Decodes a unique key's value: a string as a plain `Arc<str>`, anything else as usual.
 pub(crate) struct UniqueSeed;
 
@@ -226,29 +257,7 @@ impl<'de> Visitor<'de> for UniqueSeed {
         Ok(CompactValue::String(Arc::from(v)))
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<CompactValue, E> {
-        ValueVisitor.visit_bool(v)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_i64(v)
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_u64(v)
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_f64(v)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<CompactValue, E> {
-        ValueVisitor.visit_unit()
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<CompactValue, E> {
-        ValueVisitor.visit_none()
-    }
+    scalars_as_values!();
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
         d.deserialize_any(self)

@@ -22,7 +22,7 @@ use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use super::interner::HASHER;
-use super::serde_impls::{object_rest, ValueVisitor};
+use super::serde_impls::{object_rest, scalars_as_values, ValueVisitor};
 use super::value::{intern_str, CompactValue};
 
 /// The key whose value is decoded here. Held, so the interned key stays the canonical one and
@@ -106,32 +106,10 @@ impl<'de> Visitor<'de> for VerbatimVisitor {
         CompactValue::deserialize(d)
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<CompactValue, E> {
-        ValueVisitor.visit_bool(v)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_i64(v)
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_u64(v)
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<CompactValue, E> {
-        ValueVisitor.visit_f64(v)
-    }
+    scalars_as_values!();
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<CompactValue, E> {
         ValueVisitor.visit_str(v)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<CompactValue, E> {
-        ValueVisitor.visit_unit()
-    }
-
-    fn visit_none<E: de::Error>(self) -> Result<CompactValue, E> {
-        ValueVisitor.visit_none()
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<CompactValue, D::Error> {
