@@ -330,7 +330,7 @@ mod tests {
     use std::time::Duration;
 
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-    use kcache_controller::set_controller_reference;
+    use kcache_controller::controlled_child;
     use kcache_core::{ApiResource, ListParams, Resource};
     use kcache_leaderelection::{LeaderElectionRecord, LeaseClient, LeaseLock};
     use kcache_testing::TestCluster;
@@ -611,10 +611,7 @@ mod tests {
             let mut cm = ConfigMap::default();
             cm.metadata.name = Some(format!("owner-{i}"));
             let cm = typed_cms.create(&PostParams::default(), &cm).await.unwrap();
-            let mut secret = Secret::default();
-            secret.metadata.name = Some(format!("child-{i}"));
-            secret.metadata.namespace = cm.metadata.namespace.clone();
-            set_controller_reference(&cm, &mut secret).unwrap();
+            let secret: Secret = controlled_child(&cm, format!("child-{i}")).unwrap();
             typed_secrets
                 .create(&PostParams::default(), &secret)
                 .await

@@ -182,7 +182,7 @@ mod tests {
     use std::time::Duration;
 
     use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-    use kcache_controller::set_controller_reference;
+    use kcache_controller::controlled_child;
     use kcache_core::{ListParams, Resource};
     use kcache_testing::TestCluster;
     use kcache_transport::{Config, PostParams};
@@ -211,10 +211,7 @@ mod tests {
         cm.metadata.name = Some("mislabelled".into());
         cm.metadata.labels = Some([(ring.slice_label(), "999".to_string())].into());
         cms.create(&PostParams::default(), &cm).await.unwrap();
-        let mut child = Secret::default();
-        child.metadata.name = Some("child".into());
-        child.metadata.namespace = owner.metadata.namespace.clone();
-        set_controller_reference(&owner, &mut child).unwrap();
+        let child: Secret = controlled_child(&owner, "child").unwrap();
         secrets
             .create(&PostParams::default(), &child)
             .await
