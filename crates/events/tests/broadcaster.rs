@@ -53,6 +53,16 @@ async fn handled(b: &EventBroadcaster, n: u64) {
     settle(b, |s| s.handled() >= n).await;
 }
 
+/// A cluster-scoped object.
+fn node(name: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: "v1".into(),
+        kind: "Node".into(),
+        name: name.into(),
+        ..Default::default()
+    }
+}
+
 fn synced(r: &EventRecorder, obj: &ObjectReference) {
     r.eventf(
         obj,
@@ -68,12 +78,7 @@ fn synced(r: &EventRecorder, obj: &ObjectReference) {
 async fn a_recorded_event_is_created_as_events_k8s_io_v1() {
     let client = MemoryEventClient::new();
     let (b, r) = start(&client);
-    let node = ObjectReference {
-        api_version: "v1".into(),
-        kind: "Node".into(),
-        name: "n1".into(),
-        ..Default::default()
-    };
+    let node = node("n1");
     let related = foo("other");
     r.eventf(
         &foo("a"),
@@ -229,12 +234,7 @@ async fn a_cluster_scoped_objects_core_v1_event_goes_to_default() {
     // The legacy rules (no eventTime) take "" or `default` for it, not `kube-system`.
     let client = MemoryEventClient::without_events_v1();
     let (b, r) = start(&client);
-    let node = ObjectReference {
-        api_version: "v1".into(),
-        kind: "Node".into(),
-        name: "n1".into(),
-        ..Default::default()
-    };
+    let node = node("n1");
     synced(&r, &node);
     handled(&b, 1).await;
     let core = client.core_events();
