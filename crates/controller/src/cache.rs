@@ -9,8 +9,9 @@ use std::sync::Arc;
 use kcache_core::{Object, ObjectKey, Resource};
 
 use kcache_informer::{
-    CacheResourceVersion, CompactInformer, InformerError, ResourceEventHandlerFuncs,
-    ResourceEventHandlerRegistration, SharedIndexInformer, SharedInformerFactory,
+    CacheResourceVersion, CompactInformer, DeliveryMode, HandlerOptions, InformerError,
+    ResourceEventHandler, ResourceEventHandlerFuncs, ResourceEventHandlerRegistration,
+    SharedIndexInformer, SharedInformerFactory,
 };
 use serde::de::DeserializeOwned;
 
@@ -54,7 +55,9 @@ pub trait ObjectCache<K>: Send + Sync + 'static {
     /// Registers a handler that hears only which keys changed, not the objects: the compact
     /// cache then decodes nothing per event (a typed handler costs one decode per object, which
     /// for the initial list of 10k ConfigMaps was 60–70 ms on the delivery thread, all of it
-    /// before the workers may start).
+    /// before the workers may start). `on_key` only enqueues, so it runs inline on the
+    /// informer's processing task ([`DeliveryMode::Inline`]): a change reaches the queue with no
+    /// hand-off to a delivery thread.
     fn add_key_handler(
         &self,
         on_key: KeyEvents,
@@ -106,6 +109,28 @@ where
     }
 }
 
+/// Registers `handler` on `informer` as `options` say, type-erased.
+fn register<K: Object>(
+    informer: &SharedIndexInformer<K>,
+    handler: impl ResourceEventHandler<K>,
+    options: HandlerOptions,
+) -> Result<Box<dyn HandlerRegistration>, InformerError> {
+    let registration = informer.add_event_handler_with_options(handler, options)?;
+    let me = informer.clone();
+    Ok(Box::new(Registered {
+        registration,
+        remove: move |r: &ResourceEventHandlerRegistration<K>| {
+            let _ = me.remove_event_handler(r);
+        },
+    }))
+}
+
+/// How key handlers are registered: inline (see [`ObjectCache::add_key_handler`]).
+const KEY_HANDLER: HandlerOptions = HandlerOptions {
+    resync_period: None,
+    delivery: DeliveryMode::Inline,
+};
+
 impl<K: Object> ObjectCache<K> for SharedIndexInformer<K> {
     fn name(&self) -> &str {
         SharedIndexInformer::name(self)
@@ -120,20 +145,13 @@ impl<K: Object> ObjectCache<K> for SharedIndexInformer<K> {
         &self,
         handler: ResourceEventHandlerFuncs<K>,
     ) -> Result<Box<dyn HandlerRegistration>, InformerError> {
-        let registration = self.add_event_handler(handler)?;
-        let me = self.clone();
-        Ok(Box::new(Registered {
-            registration,
-            remove: move |r: &ResourceEventHandlerRegistration<K>| {
-                let _ = me.remove_event_handler(r);
-            },
-        }))
+        register(self, handler, HandlerOptions::default())
     }
     fn add_key_handler(
         &self,
         on_key: KeyEvents,
     ) -> Result<Box<dyn HandlerRegistration>, InformerError> {
-        self.add_handler(key_handler(on_key))
+        register(self, key_handler(on_key), KEY_HANDLER)
     }
     fn cache_resource_version(&self) -> CacheResourceVersion {
         SharedIndexInformer::cache_resource_version(self)
@@ -169,7 +187,7 @@ impl<K: Object + DeserializeOwned> ObjectCache<K> for CompactInformer<K> {
     ) -> Result<Box<dyn HandlerRegistration>, InformerError> {
         // On the cache underneath: its handlers get `Compact<K>`, which knows its key and
         // resourceVersion without a decode.
-        self.informer().add_handler(key_handler(on_key))
+        register(self.informer(), key_handler(on_key), KEY_HANDLER)
     }
     fn cache_resource_version(&self) -> CacheResourceVersion {
         self.informer().cache_resource_version()

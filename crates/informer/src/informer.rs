@@ -37,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::delivery::Notification;
 use crate::error::InformerError;
 use crate::handler::ResourceEventHandler;
+use crate::handler_options::HandlerOptions;
 use crate::latency::HandlerLatency;
 use crate::listener::{Listener, Resync};
 use crate::notification::Batch;
@@ -251,8 +252,7 @@ where
         &self,
         handler: impl ResourceEventHandler<K>,
     ) -> Result<ResourceEventHandlerRegistration<K>, InformerError> {
-        let resync = self.shared.state.lock().default_handler_resync;
-        self.add_event_handler_with_resync_period(handler, resync)
+        self.add_event_handler_with_options(handler, HandlerOptions::default())
     }
 
     /// Adds a handler that also receives a resync of every cached object each `resync_period`
@@ -264,12 +264,27 @@ where
         handler: impl ResourceEventHandler<K>,
         resync_period: Duration,
     ) -> Result<ResourceEventHandlerRegistration<K>, InformerError> {
+        let options = HandlerOptions {
+            resync_period: Some(resync_period),
+            ..Default::default()
+        };
+        self.add_event_handler_with_options(handler, options)
+    }
+
+    /// Adds a handler as `options` say (client-go's `AddEventHandlerWithOptions`): its resync
+    /// period (as [`add_event_handler_with_resync_period`](Self::add_event_handler_with_resync_period),
+    /// the informer's default when `None`) and which thread calls it ([`DeliveryMode`](crate::DeliveryMode)).
+    pub fn add_event_handler_with_options(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        options: HandlerOptions,
+    ) -> Result<ResourceEventHandlerRegistration<K>, InformerError> {
         let sh = &self.shared;
         let mut st = sh.state.lock();
         if sh.stopped.load(Ordering::Acquire) {
             return Err(InformerError::Stopped(sh.options.name.clone()));
         }
-        let mut requested = resync_period;
+        let mut requested = options.resync_period.unwrap_or(st.default_handler_resync);
         if !requested.is_zero() {
             if requested < MINIMUM_RESYNC_PERIOD {
                 tracing::warn!(?requested, "resync period too small; using 1s");
@@ -301,6 +316,7 @@ where
                 next: now + period,
             },
             sh.options.overflow,
+            options.delivery,
             sh.signal.clone(),
         );
         let registration = ResourceEventHandlerRegistration {
@@ -656,6 +672,8 @@ where
                         sh.processor
                             .distribute_all(std::mem::replace(&mut outbox, Vec::with_capacity(capacity)));
                     }
+                    // Inline handlers now, with no lock held: they may read the cache.
+                    sh.processor.deliver_inline();
                     let popped = entries.len();
                     drop(batch);
                     // Handlers are woken in batches: every WAKE_BATCH pops, and when the

@@ -8,6 +8,7 @@ mod delivery_pool;
 mod error;
 mod factory;
 mod handler;
+mod handler_options;
 mod informer;
 mod latency;
 mod listener;
@@ -32,6 +33,7 @@ pub use handler::{
     DeletedObject, Delivery, DeliveryBatch, FilteringResourceEventHandler, Notified,
     ResourceEventHandler, ResourceEventHandlerFuncs,
 };
+pub use handler_options::{DeliveryMode, HandlerOptions};
 pub use informer::{HandlerStats, InformerStats, SharedIndexInformer, MINIMUM_RESYNC_PERIOD};
 pub use kcache_delta_fifo::FifoMode;
 pub use latency::{HandlerLatency, LATENCY_BUCKETS};

@@ -11,6 +11,11 @@
 //! buffer holds pieces of shared batches ([`Batch`]): every listener reads the same
 //! notifications, so distributing one costs no reference counting per listener.
 //!
+//! A listener registered [`DeliveryMode::Inline`] is drained by the informer's processing loop
+//! itself right after each batch ([`Listener::deliver_inline`]); the pool still takes over
+//! whenever a job of its is scheduled (a late handler's initial adds), and the `scheduled` flag
+//! keeps one drainer at a time either way, so calls stay sequential and in order.
+//!
 //! Appending does not schedule delivery: the informer wakes listeners with pending work in
 //! batches ([`Listener::wake`], every few pops and whenever the FIFO runs dry), so a stream of
 //! events costs one hand-off per batch, not one per event. The counts behind `pending` are kept
@@ -36,6 +41,7 @@ use tokio::time::Instant;
 use crate::delivery::Delivery;
 use crate::delivery_pool::{DeliveryPool, Lingering};
 use crate::handler::ResourceEventHandler;
+use crate::handler_options::DeliveryMode;
 use crate::latency::LatencyHistogram;
 use crate::notification::Batch;
 use crate::sync_signal::SyncSignal;
@@ -110,7 +116,8 @@ struct Buffer<K> {
     closed: bool,
     /// Whether delivery may run (the informer has started).
     started: bool,
-    /// Whether a delivery job is queued or running: at most one per listener.
+    /// Whether a delivery job is queued or running, or an inline delivery runs: at most one
+    /// per listener.
     scheduled: bool,
     /// Whether the delivery job waits on `more` for notifications (see [`LINGER`]).
     lingering: bool,
@@ -157,9 +164,10 @@ pub(crate) struct Listener<K> {
     /// Whether resync notifications go to this listener in the current resync round.
     pub(crate) syncing: AtomicBool,
     policy: OverflowPolicy,
+    delivery: DeliveryMode,
     /// Written by whoever appends (under the buffer lock).
     appended: CacheLine<Totals>,
-    /// Written by the delivery job only.
+    /// Written by whoever drains the buffer (one at a time: see `scheduled`).
     done: CacheLine<Totals>,
     panics: AtomicU64,
     overflowed: AtomicBool,
@@ -186,6 +194,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
         handler: Arc<dyn ResourceEventHandler<K>>,
         resync: Resync,
         policy: OverflowPolicy,
+        delivery: DeliveryMode,
         signal: Arc<SyncSignal>,
     ) -> Arc<Self> {
         Arc::new(Listener {
@@ -204,6 +213,7 @@ impl<K: Send + Sync + 'static> Listener<K> {
             resync: Mutex::new(resync),
             syncing: AtomicBool::new(true),
             policy,
+            delivery,
             appended: CacheLine::default(),
             done: CacheLine::default(),
             panics: AtomicU64::new(0),
@@ -262,7 +272,33 @@ impl<K: Send + Sync + 'static> Listener<K> {
         buf.scheduled = true;
         drop(buf);
         let me = self.clone();
-        self.pool.spawn(Box::new(move || me.drain()));
+        self.pool.spawn(Box::new(move || me.drain(true)));
+    }
+
+    pub(crate) fn is_inline(&self) -> bool {
+        self.delivery == DeliveryMode::Inline
+    }
+
+    /// Delivers what is buffered on the calling thread, for a [`DeliveryMode::Inline`]
+    /// listener (nothing otherwise): the informer's processing loop calls it after each batch,
+    /// holding no lock. If a pool job is delivering already, it is woken instead.
+    pub(crate) fn deliver_inline(self: &Arc<Self>) {
+        if !self.is_inline() {
+            return;
+        }
+        let mut buf = self.buffer.lock();
+        if buf.len == 0 || buf.closed || !buf.started {
+            return;
+        }
+        if buf.scheduled {
+            if buf.lingering {
+                self.more.notify_one();
+            }
+            return;
+        }
+        buf.scheduled = true;
+        drop(buf);
+        self.drain(false);
     }
 
     fn overflow(&self, buf: &mut Buffer<K>) {
@@ -332,17 +368,20 @@ impl<K: Send + Sync + 'static> Listener<K> {
         }
     }
 
-    /// The delivery job: delivers until the buffer has stayed empty for [`LINGER`], the pool
-    /// wants the thread of the lingering job for another, or the listener is closed.
-    fn drain(self: &Arc<Self>) {
+    /// Delivers until the buffer is empty — for a pool job (`linger`), until it has stayed
+    /// empty for [`LINGER`], the pool wants the thread of the lingering job for another, or the
+    /// listener is closed. The caller has set `scheduled`.
+    fn drain(self: &Arc<Self>, linger: bool) {
         // The buffer and this queue swap places each round, so both keep their capacity while
         // the job runs.
         let mut pieces = VecDeque::new();
-        DELIVERING.set(Arc::as_ptr(self) as usize);
+        // Restored when done: a pool job has a thread of its own, an inline drain borrows the
+        // informer's.
+        let outer = DELIVERING.replace(Arc::as_ptr(self) as usize);
         loop {
             {
                 let mut buf = self.buffer.lock();
-                if buf.len == 0 && !buf.closed {
+                if linger && buf.len == 0 && !buf.closed {
                     buf.lingering = true;
                     if !buf.listed {
                         buf.listed = true;
@@ -355,15 +394,15 @@ impl<K: Send + Sync + 'static> Listener<K> {
                         // Released for another handler's job with notifications come
                         // meanwhile: delivery stays scheduled, on the pool's next thread.
                         drop(buf);
-                        DELIVERING.set(0);
+                        DELIVERING.set(outer);
                         let job = self.clone();
-                        self.pool.spawn(Box::new(move || job.drain()));
+                        self.pool.spawn(Box::new(move || job.drain(true)));
                         return;
                     }
                 }
                 if buf.len == 0 || buf.closed {
                     buf.scheduled = false;
-                    DELIVERING.set(0);
+                    DELIVERING.set(outer);
                     self.notify_stopped();
                     return;
                 }

@@ -99,6 +99,22 @@ impl<K: Send + Sync + 'static> Processor<K> {
         }
     }
 
+    /// Delivers to every [`DeliveryMode::Inline`](crate::DeliveryMode::Inline) listener what it
+    /// has buffered, on this thread. No lock is held during the calls, so a handler may add or
+    /// remove handlers.
+    pub(crate) fn deliver_inline(&self) {
+        let inline: Vec<_> = self
+            .listeners
+            .read()
+            .iter()
+            .filter(|l| l.is_inline())
+            .cloned()
+            .collect();
+        for l in &inline {
+            l.deliver_inline();
+        }
+    }
+
     /// Marks which listeners take part in the coming resync; true if any does
     /// (client-go's `shouldResync`).
     pub(crate) fn should_resync(&self) -> bool {

@@ -16,6 +16,7 @@ mod filtering;
 #[cfg(feature = "transport")]
 mod forced_relist;
 mod handler_removal;
+mod inline_delivery;
 #[cfg(feature = "transport")]
 mod metadata_informer;
 mod read_your_writes;
