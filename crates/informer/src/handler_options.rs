@@ -30,8 +30,9 @@ pub enum DeliveryMode {
     ///
     /// For handlers that only enqueue — a key into a workqueue, as a controller's do. The call
     /// holds up the cache and every other handler of the informer, and runs on an async
-    /// runtime's thread, so it must never block or wait for the informer. A handler registered
-    /// after the informer started receives its initial adds on the pool first (the informer does
-    /// not wait for them), then inline.
+    /// runtime's thread, so it must never block or wait for the informer. Many notifications
+    /// at once (more than 64: a list, a relist, a resync, a late handler's initial adds) go to
+    /// the pool as a pooled handler's would, so the informer goes on with its next batch
+    /// meanwhile; the next ones come inline again once that delivery has caught up.
     Inline,
 }

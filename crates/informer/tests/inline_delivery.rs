@@ -113,6 +113,48 @@ async fn an_inline_handler_sees_what_a_pooled_one_sees_on_the_informers_task(mod
 }
 
 #[tokio::test]
+async fn a_list_goes_to_the_pool_and_single_events_come_inline_again() {
+    let src = source();
+    for i in 0..100 {
+        src.add(pod(&format!("p{i:03}")));
+    }
+    let inf = informer(&src, FifoMode::Real);
+    let (rec, rx) = recorder();
+    let (on_runtime, cached) = (Arc::default(), Arc::default());
+    let handler = Where {
+        seen: rec,
+        on_runtime: Arc::clone(&on_runtime),
+        cached: Arc::clone(&cached),
+        informer: inf.clone(),
+    };
+    let reg = inf.add_event_handler_with_options(handler, INLINE).unwrap();
+    let stop = start(&inf);
+    assert!(reg.wait_for_sync().await);
+    let (listed, mut rx) = take(rx, 100).await;
+    assert_eq!(listed.len(), 100);
+    assert_eq!(
+        *on_runtime.lock().unwrap(),
+        [false; 100],
+        "the list's 100 adds went to a pool thread"
+    );
+
+    // Once the pool job has caught up (it does not linger for an inline handler), single
+    // events are delivered on the informer's task again.
+    for attempt in 0..100 {
+        src.modify(pod("p000"));
+        let (seen, back) = take(rx, 1).await;
+        rx = back;
+        assert!(matches!(&seen[0], Seen::Update(n, _, _) if n == "p000"));
+        if on_runtime.lock().unwrap()[100 + attempt] {
+            break;
+        }
+        assert!(attempt < 99, "no update came inline");
+    }
+    assert!(cached.lock().unwrap().iter().all(|c| *c));
+    stop.cancel();
+}
+
+#[tokio::test]
 async fn a_late_inline_handler_gets_its_initial_adds_before_later_changes() {
     let src = source();
     for name in ["a", "b", "c"] {
