@@ -19,6 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use ahash::RandomState;
+use hashbrown::HashTable;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_controller::{Action, Controller, DefaultErrorPolicy};
 use kcache_core::ListParams;
@@ -58,11 +60,16 @@ pub struct Args {
 }
 
 /// What reconciles saw, kept as lean as cgbench's maps (which hold the names the list decoded,
-/// not copies): the listed names sorted, a bit per name not reconciled yet, and per update the
-/// first reconcile that saw its value.
+/// not copies): the listed names sorted, an index of their places by name, a bit per name not
+/// reconciled yet, and per update the first reconcile that saw its value.
 struct Seen {
     /// The listed names, sorted: an object's place here is its bit in `pending`.
     names: Vec<String>,
+    /// Each name's place, by the name's hash: a reconcile finds its bit with one probe and one
+    /// comparison, where a binary search over 10k separately allocated names cost 14 cache
+    /// misses (about 0.5 µs, a tenth of a reconcile's CPU in the initial list, where cgbench pays one map lookup).
+    places: HashTable<u32>,
+    hasher: RandomState,
     /// The label values' prefix of this run: `<run>-<i>` is update `i`'s value.
     run: String,
     inner: Mutex<SeenInner>,
@@ -86,8 +93,17 @@ impl Seen {
         if !n.is_multiple_of(64) {
             pending[n / 64] = (1u64 << (n % 64)) - 1;
         }
+        let hasher = RandomState::new();
+        let mut places = HashTable::with_capacity(n);
+        for (j, name) in names.iter().enumerate() {
+            places.insert_unique(hasher.hash_one(name.as_str()), j as u32, |&k| {
+                hasher.hash_one(names[k as usize].as_str())
+            });
+        }
         Seen {
             names,
+            places,
+            hasher,
             run: format!("{run}-"),
             inner: Mutex::new(SeenInner {
                 pending,
@@ -110,7 +126,12 @@ impl Seen {
     }
 
     fn saw(&self, name: &str, val: &str, now: Instant) {
-        let place = self.names.binary_search_by(|n| n.as_str().cmp(name)).ok();
+        let place = self
+            .places
+            .find(self.hasher.hash_one(name), |&j| {
+                self.names[j as usize] == name
+            })
+            .map(|&j| j as usize);
         let update = val
             .strip_prefix(self.run.as_str())
             .and_then(|i| i.parse::<usize>().ok())
