@@ -116,8 +116,7 @@ impl<T: ?Sized> Interner<T> {
         left
     }
 
-    /// Entries held, dead ones included (for tests of the growth bound).
-    #[cfg(test)]
+    /// Entries held, dead ones included.
     pub(crate) fn entries(&self) -> usize {
         self.shards.iter().map(|s| s.lock().len()).sum()
     }

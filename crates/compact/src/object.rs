@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::interner::{Interner, HASHER};
-use super::value::{prune_tables, CompactMap, CompactValue};
+use super::value::{prune_tables, table_entries, CompactMap, CompactValue};
 use kcache_core::{Error, Object, OwnerRef};
 
 /// Label and annotation maps, one per distinct interned map node.
@@ -206,13 +206,20 @@ pub(crate) static PRUNES: AtomicUsize = AtomicUsize::new(0);
 /// Dead roots that always make a prune due: what a dropped cache may leave pinned at most.
 const MIN_DEAD_ROOTS: usize = 64;
 
+/// Forgets every prune, as a process that has pruned nothing yet (for tests).
+#[cfg(test)]
+pub(crate) fn forget_prunes() {
+    DEAD_ROOTS.store(0, Ordering::Relaxed);
+    ENTRIES_AFTER_PRUNE.store(0, Ordering::Relaxed);
+}
+
 /// Counts an object dropped with its root (nothing else holds the root, so its own nodes and
 /// strings die with it) and prunes every interning table once an eighth as many objects died as
-/// the tables held entries after the last prune (an object keeps at least one, its name, in
-/// them; its root and metadata are not there, see `unique.rs`): a shard prunes itself only when it would
-/// grow, so a cache dropped while nothing interns would keep its values' allocations pinned by
-/// their `Weak` entries (10k ConfigMaps: 14 MB of 18). The work is O(entries) per prune, due
-/// after O(entries / 8) deaths.
+/// the tables held entries after the last prune, or, before the first, when the 64th died (an
+/// object keeps at least one, its name, in them; its root and metadata are not there, see
+/// `unique.rs`): a shard prunes itself only when it would grow, so a cache dropped while nothing
+/// interns would keep its values' allocations pinned by their `Weak` entries (10k ConfigMaps:
+/// 14 MB of 18). The work is O(entries) per prune, due after O(entries / 8) deaths.
 impl Drop for CompactObject {
     fn drop(&mut self) {
         let CompactValue::Object(root) = &self.root else {
@@ -222,7 +229,15 @@ impl Drop for CompactObject {
             return;
         }
         let dead = DEAD_ROOTS.fetch_add(1, Ordering::Relaxed) + 1;
-        let due = (ENTRIES_AFTER_PRUNE.load(Ordering::Relaxed) / 8).max(MIN_DEAD_ROOTS);
+        let mut after_prune = ENTRIES_AFTER_PRUNE.load(Ordering::Relaxed);
+        if after_prune == 0 && dead == MIN_DEAD_ROOTS {
+            // No prune yet, so no count to go by: the tables' size now is the baseline. Without
+            // it the first prune, a walk of every table, came after 64 deaths however large the
+            // cache (10k ConfigMaps: 1.2 ms in the way of a watch event to its reconcile).
+            after_prune = table_entries();
+            ENTRIES_AFTER_PRUNE.store(after_prune, Ordering::Relaxed);
+        }
+        let due = (after_prune / 8).max(MIN_DEAD_ROOTS);
         if dead >= due
             && DEAD_ROOTS
                 .compare_exchange(dead, 0, Ordering::Relaxed, Ordering::Relaxed)

@@ -400,6 +400,11 @@ pub(crate) fn prune_tables() -> usize {
     STRINGS.prune() + ARRAYS.prune() + OBJECTS.prune()
 }
 
+/// Entries every table holds now, dead ones included.
+pub(crate) fn table_entries() -> usize {
+    STRINGS.entries() + ARRAYS.entries() + OBJECTS.entries()
+}
+
 #[cfg(test)]
 pub(crate) fn interned_entries() -> (usize, usize, usize) {
     (STRINGS.entries(), ARRAYS.entries(), OBJECTS.entries())
