@@ -136,7 +136,14 @@ impl Drop for Replica {
     }
 }
 
-fn start(cluster: &TestCluster, ns: &str, name: &str, timeline: &Timeline, mode: Mode) -> Replica {
+/// Starts a replica in `mode`; `ranges`: whether its terms must be in range mode.
+fn start(
+    cluster: &TestCluster,
+    ns: &str,
+    name: &str,
+    timeline: &Timeline,
+    (mode, ranges): (Mode, bool),
+) -> Replica {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -153,7 +160,7 @@ fn start(cluster: &TestCluster, ns: &str, name: &str, timeline: &Timeline, mode:
         let work = move |shard: Shard| {
             let (timeline, name) = (timeline.clone(), name_.clone());
             async move {
-                assert_eq!(shard.ranges().is_some(), mode != Mode::Slices, "{mode:?}");
+                assert_eq!(shard.ranges().is_some(), ranges, "{mode:?}");
                 let _open = timeline.open(&name, shard.slices().expect("slices"));
                 shard.token().cancelled().await;
                 // In-flight reconciles finishing: a handover that did not wait overlaps them.
@@ -242,6 +249,19 @@ async fn slices_move_only_after_acknowledgement_and_a_killed_shards_are_reassign
 
 async fn slices_move_only_after_acknowledgement(mode: Mode) {
     let cluster = TestCluster::start().await.unwrap();
+    // kube-apiserver 1.20.2 ignores shardSelector (KEP-5866): there `Auto` runs in slice mode,
+    // and the test checks that and the slices' moves.
+    let ranges = match mode {
+        Mode::Slices => false,
+        Mode::Auto(_) => !cluster.is_real(),
+        _ => true,
+    };
+    if mode != Mode::Slices && !ranges {
+        println!(
+            "kcache-skip: range mode: the server ignores shardSelector; Auto checked in slice mode"
+        );
+    }
+    let mode = (mode, ranges);
     let ns = cluster.create_namespace("ranges").await.unwrap();
     let observer = client(&cluster);
     let timeline = Timeline::default();
