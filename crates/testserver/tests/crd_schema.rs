@@ -409,15 +409,28 @@ async fn crd_schemas_are_stored_as_the_typed_decode_leaves_them() {
     assert_eq!(ratio["type"], "number");
     assert_eq!(ratio["minimum"].to_string(), "0", "{ratio}");
     assert_eq!(ratio["maximum"].to_string(), "2.5", "{ratio}");
-    // An update goes through the same decode.
-    let mut next = got.body.clone();
-    next["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
-        ["x-kubernetes-validations"] = json!([{"rule": "true"}]);
-    let put = c
-        .client()
-        .put(&format!("{CRDS}/foos.{group}"), &next)
-        .await
-        .unwrap();
+    // An update goes through the same decode. A real server's CRD controllers write the CRD's
+    // status meanwhile, so a conflict means: read it again and retry (client-go's
+    // `RetryOnConflict`).
+    let mut current = got.body;
+    let mut conflicts = 0;
+    let put = loop {
+        let mut next = current.clone();
+        next["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            ["x-kubernetes-validations"] = json!([{"rule": "true"}]);
+        let put = c
+            .client()
+            .put(&format!("{CRDS}/foos.{group}"), &next)
+            .await
+            .unwrap();
+        if put.status != 409 {
+            break put;
+        }
+        conflicts += 1;
+        assert!(conflicts < 10, "{}", put.body);
+        let again = c.client().get(&format!("{CRDS}/foos.{group}")).await;
+        current = again.unwrap().body;
+    };
     assert_eq!(put.status, 200, "{}", put.body);
     let spec = &put.body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
     assert!(spec.get("x-kubernetes-validations").is_none(), "{spec}");
