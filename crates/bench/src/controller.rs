@@ -67,7 +67,8 @@ struct Seen {
     names: Vec<String>,
     /// Each name's place, by the name's hash: a reconcile finds its bit with one probe and one
     /// comparison, where a binary search over 10k separately allocated names cost 14 cache
-    /// misses (about 0.5 µs, a tenth of a reconcile's CPU in the initial list, where cgbench pays one map lookup).
+    /// misses (about 0.5 µs, a tenth of a reconcile's CPU in the initial list; cgbench pays
+    /// one map lookup).
     places: HashTable<u32>,
     hasher: RandomState,
     /// The label values' prefix of this run: `<run>-<i>` is update `i`'s value.

@@ -12,9 +12,9 @@
 //! notifications, so distributing one costs no reference counting per listener.
 //!
 //! A listener registered [`DeliveryMode::Inline`] is drained by the informer's processing loop
-//! itself right after each batch ([`Listener::deliver_inline`]); the pool still takes over
-//! whenever a job of its is scheduled (a late handler's initial adds), and the `scheduled` flag
-//! keeps one drainer at a time either way, so calls stay sequential and in order.
+//! itself right after each batch ([`Listener::deliver_inline`]); a pool job takes large batches
+//! (a list) and a late handler's initial adds, and the `scheduled` flag keeps one drainer at a
+//! time either way, so calls stay sequential and in order.
 //!
 //! Appending does not schedule delivery: the informer wakes listeners with pending work in
 //! batches ([`Listener::wake`], every few pops and whenever the FIFO runs dry), so a stream of
@@ -137,8 +137,8 @@ const LINGER: Duration = Duration::from_millis(5);
 /// The most notifications an inline listener takes on the informer's task at once. A watch
 /// event comes alone or with a few others; a list, relist or resync brings up to a popped
 /// batch's worth (1024), which a pool job delivers while the informer goes on with the next
-/// batch: on 2 cores, 10k initial adds enqueued on the informer's task added their 2–3 ms to
-/// the informer's own work before the workers could start.
+/// batch: 10k initial adds enqueued on the informer's task lengthened its serial work between
+/// a list's last byte and the workers' start, while the second core waited.
 const INLINE_MAX: u64 = 64;
 
 /// The pool releases a lingering delivery job by waking it; the job sees it was released
