@@ -266,19 +266,42 @@ impl<K: Send + Sync + 'static> Listener<K> {
     /// Schedules delivery if notifications wait: wakes the lingering delivery job, or submits
     /// one if none is scheduled. Cheap when delivery is under way or nothing waits.
     pub(crate) fn wake(self: &Arc<Self>) {
+        if self.claim().is_some() {
+            self.spawn_drain();
+        }
+    }
+
+    /// Delivers what is buffered on the calling thread, for a [`DeliveryMode::Inline`]
+    /// listener (nothing otherwise): the informer's processing loop calls it after each batch,
+    /// holding no lock. If a pool job is delivering already, it is woken instead; more than
+    /// [`INLINE_MAX`] notifications go to a pool job too.
+    pub(crate) fn deliver_inline(self: &Arc<Self>) {
+        if !self.is_inline() {
+            return;
+        }
+        match self.claim() {
+            Some(buffered) if buffered > INLINE_MAX => self.spawn_drain(),
+            Some(_) => self.drain(false),
+            None => {}
+        }
+    }
+
+    /// Takes the right to deliver what is buffered: sets `scheduled` and returns how many
+    /// notifications wait, or `None` when nothing waits, delivery may not run, or a drainer
+    /// has it already (a lingering one is woken).
+    fn claim(&self) -> Option<u64> {
         let mut buf = self.buffer.lock();
         if buf.len == 0 || buf.closed || !buf.started {
-            return;
+            return None;
         }
         if buf.scheduled {
             if buf.lingering {
                 self.more.notify_one();
             }
-            return;
+            return None;
         }
         buf.scheduled = true;
-        drop(buf);
-        self.spawn_drain();
+        Some(buf.len)
     }
 
     /// Submits a delivery job to the pool; the caller has set `scheduled`. An inline listener's
@@ -291,34 +314,6 @@ impl<K: Send + Sync + 'static> Listener<K> {
 
     pub(crate) fn is_inline(&self) -> bool {
         self.delivery == DeliveryMode::Inline
-    }
-
-    /// Delivers what is buffered on the calling thread, for a [`DeliveryMode::Inline`]
-    /// listener (nothing otherwise): the informer's processing loop calls it after each batch,
-    /// holding no lock. If a pool job is delivering already, it is woken instead; more than
-    /// [`INLINE_MAX`] notifications go to a pool job too.
-    pub(crate) fn deliver_inline(self: &Arc<Self>) {
-        if !self.is_inline() {
-            return;
-        }
-        let mut buf = self.buffer.lock();
-        if buf.len == 0 || buf.closed || !buf.started {
-            return;
-        }
-        if buf.scheduled {
-            if buf.lingering {
-                self.more.notify_one();
-            }
-            return;
-        }
-        buf.scheduled = true;
-        let many = buf.len > INLINE_MAX;
-        drop(buf);
-        if many {
-            self.spawn_drain();
-        } else {
-            self.drain(false);
-        }
     }
 
     fn overflow(&self, buf: &mut Buffer<K>) {
