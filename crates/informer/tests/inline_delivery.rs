@@ -43,12 +43,30 @@ fn start(inf: &SharedIndexInformer<Pod>) -> CancellationToken {
 /// informer's task) and whether the cache already held what it was told about.
 struct Where {
     seen: Recorder,
-    on_runtime: Arc<Mutex<Vec<bool>>>,
-    cached: Arc<Mutex<Vec<bool>>>,
+    on_runtime: Flags,
+    cached: Flags,
     informer: SharedIndexInformer<Pod>,
 }
 
+/// What a [`Where`] handler recorded.
+type Flags = Arc<Mutex<Vec<bool>>>;
+
 impl Where {
+    /// A `Where` over `informer`, with what it sends and its two lists of flags.
+    fn over(
+        informer: &SharedIndexInformer<Pod>,
+    ) -> (Where, std::sync::mpsc::Receiver<Seen>, Flags, Flags) {
+        let (seen, rx) = recorder();
+        let (on_runtime, cached) = (Flags::default(), Flags::default());
+        let handler = Where {
+            seen,
+            on_runtime: Arc::clone(&on_runtime),
+            cached: Arc::clone(&cached),
+            informer: informer.clone(),
+        };
+        (handler, rx, on_runtime, cached)
+    }
+
     fn note(&self, key: &str, present: bool) {
         let runtime = tokio::runtime::Handle::try_current().is_ok();
         self.on_runtime.lock().unwrap().push(runtime);
@@ -79,14 +97,7 @@ async fn an_inline_handler_sees_what_a_pooled_one_sees_on_the_informers_task(mod
     src.add(pod("a"));
     src.add(pod("b"));
     let inf = informer(&src, mode);
-    let (rec, inline_rx) = recorder();
-    let (on_runtime, cached) = (Arc::default(), Arc::default());
-    let inline = Where {
-        seen: rec,
-        on_runtime: Arc::clone(&on_runtime),
-        cached: Arc::clone(&cached),
-        informer: inf.clone(),
-    };
+    let (inline, inline_rx, on_runtime, cached) = Where::over(&inf);
     let inline_reg = inf.add_event_handler_with_options(inline, INLINE).unwrap();
     let (pooled, pooled_rx) = recorder();
     let pooled_reg = inf.add_event_handler(pooled).unwrap();
@@ -119,14 +130,7 @@ async fn a_list_goes_to_the_pool_and_single_events_come_inline_again() {
         src.add(pod(&format!("p{i:03}")));
     }
     let inf = informer(&src, FifoMode::Real);
-    let (rec, rx) = recorder();
-    let (on_runtime, cached) = (Arc::default(), Arc::default());
-    let handler = Where {
-        seen: rec,
-        on_runtime: Arc::clone(&on_runtime),
-        cached: Arc::clone(&cached),
-        informer: inf.clone(),
-    };
+    let (handler, rx, on_runtime, cached) = Where::over(&inf);
     let reg = inf.add_event_handler_with_options(handler, INLINE).unwrap();
     let stop = start(&inf);
     assert!(reg.wait_for_sync().await);
