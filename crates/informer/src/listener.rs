@@ -272,13 +272,10 @@ impl<K: Send + Sync + 'static> Listener<K> {
     }
 
     /// Delivers what is buffered on the calling thread, for a [`DeliveryMode::Inline`]
-    /// listener (nothing otherwise): the informer's processing loop calls it after each batch,
-    /// holding no lock. If a pool job is delivering already, it is woken instead; more than
-    /// [`INLINE_MAX`] notifications go to a pool job too.
+    /// listener: the informer's processing loop calls it after each batch, holding no lock. If
+    /// a pool job is delivering already, it is woken instead; more than [`INLINE_MAX`]
+    /// notifications go to a pool job too.
     pub(crate) fn deliver_inline(self: &Arc<Self>) {
-        if !self.is_inline() {
-            return;
-        }
         match self.claim() {
             Some(buffered) if buffered > INLINE_MAX => self.spawn_drain(),
             Some(_) => self.drain(false),
