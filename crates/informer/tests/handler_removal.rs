@@ -14,7 +14,6 @@ use kcache_informer::{
 use kcache_store::Indexers;
 use support::*;
 use tokio::sync::oneshot;
-use tokio_util::sync::CancellationToken;
 
 fn informer(n: usize) -> SharedIndexInformer<Pod> {
     let src = source();
@@ -22,16 +21,6 @@ fn informer(n: usize) -> SharedIndexInformer<Pod> {
         src.add(pod(&format!("pod{i}")));
     }
     SharedIndexInformer::new(src, Indexers::new(), InformerOptions::named("pods"))
-}
-
-fn start(inf: &SharedIndexInformer<Pod>) -> CancellationToken {
-    let stop = CancellationToken::new();
-    tokio::spawn({
-        let inf = inf.clone();
-        let stop = stop.clone();
-        async move { inf.run(stop).await.unwrap() }
-    });
-    stop
 }
 
 /// A handler whose first call waits for `release` after saying it entered; counts calls and
@@ -76,7 +65,7 @@ async fn shut_down_waits_for_the_call_in_flight() {
     let inf = informer(20);
     let h = held();
     let reg = inf.add_event_handler(h.handler).unwrap();
-    let stop = start(&inf);
+    let (stop, _) = start(&inf);
     h.entered.await.expect("the first call began");
 
     let shut = tokio::spawn({
@@ -109,7 +98,7 @@ async fn blocking_shut_down_from_a_plain_thread() {
     let inf = informer(20);
     let h = held();
     let reg = inf.add_event_handler(h.handler).unwrap();
-    let stop = start(&inf);
+    let (stop, _) = start(&inf);
     h.entered.await.expect("the first call began");
 
     let waiter = std::thread::spawn({
@@ -149,7 +138,7 @@ async fn a_handler_cannot_wait_for_its_own_shut_down() {
         }))
         .unwrap();
     slot.set(reg.clone()).unwrap();
-    let stop = start(&inf);
+    let (stop, _) = start(&inf);
     assert!(reg.wait_for_sync().await);
     let first = rx.recv().expect("the handler tried");
     assert!(

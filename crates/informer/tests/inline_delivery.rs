@@ -5,39 +5,18 @@
 use crate::support;
 
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use kcache_informer::{
-    DeliveryMode, FifoMode, HandlerOptions, InformerError, InformerOptions, ResourceEventHandler,
+    DeliveryMode, FifoMode, HandlerOptions, InformerError, ResourceEventHandler,
     ResourceEventHandlerFuncs, ResourceEventHandlerRegistration, SharedIndexInformer,
 };
-use kcache_store::Indexers;
 use support::*;
-use tokio_util::sync::CancellationToken;
 
 const INLINE: HandlerOptions = HandlerOptions {
     resync_period: None,
     delivery: DeliveryMode::Inline,
 };
-
-fn informer(
-    src: &Arc<kcache_informer::testing::FakeControllerSource<Pod>>,
-    mode: FifoMode,
-) -> SharedIndexInformer<Pod> {
-    let opts = InformerOptions {
-        fifo_mode: mode,
-        ..InformerOptions::named("pods")
-    };
-    SharedIndexInformer::new(src.clone(), Indexers::new(), opts)
-}
-
-fn start(inf: &SharedIndexInformer<Pod>) -> CancellationToken {
-    let stop = CancellationToken::new();
-    tokio::spawn({
-        let (inf, stop) = (inf.clone(), stop.clone());
-        async move { inf.run(stop).await.unwrap() }
-    });
-    stop
-}
 
 /// A recorder that also notes, per call, whether it ran on a tokio runtime's thread (the
 /// informer's task) and whether the cache already held what it was told about.
@@ -96,12 +75,12 @@ async fn an_inline_handler_sees_what_a_pooled_one_sees_on_the_informers_task(mod
     let src = source();
     src.add(pod("a"));
     src.add(pod("b"));
-    let inf = informer(&src, mode);
+    let inf = informer(&src, Duration::ZERO, mode);
     let (inline, inline_rx, on_runtime, cached) = Where::over(&inf);
     let inline_reg = inf.add_event_handler_with_options(inline, INLINE).unwrap();
     let (pooled, pooled_rx) = recorder();
     let pooled_reg = inf.add_event_handler(pooled).unwrap();
-    let stop = start(&inf);
+    let (stop, _) = start(&inf);
     assert!(inline_reg.wait_for_sync().await);
     assert!(pooled_reg.wait_for_sync().await);
 
@@ -129,10 +108,10 @@ async fn a_list_goes_to_the_pool_and_single_events_come_inline_again() {
     for i in 0..100 {
         src.add(pod(&format!("p{i:03}")));
     }
-    let inf = informer(&src, FifoMode::Real);
+    let inf = informer(&src, Duration::ZERO, FifoMode::Real);
     let (handler, rx, on_runtime, cached) = Where::over(&inf);
     let reg = inf.add_event_handler_with_options(handler, INLINE).unwrap();
-    let stop = start(&inf);
+    let (stop, _) = start(&inf);
     assert!(reg.wait_for_sync().await);
     let (listed, mut rx) = take(rx, 100).await;
     assert_eq!(listed.len(), 100);
@@ -164,8 +143,8 @@ async fn a_late_inline_handler_gets_its_initial_adds_before_later_changes() {
     for name in ["a", "b", "c"] {
         src.add(pod(name));
     }
-    let inf = informer(&src, FifoMode::Real);
-    let stop = start(&inf);
+    let inf = informer(&src, Duration::ZERO, FifoMode::Real);
+    let (stop, _) = start(&inf);
     assert!(inf.wait_for_cache_sync().await);
 
     let (rec, rx) = recorder();
@@ -182,14 +161,14 @@ async fn a_late_inline_handler_gets_its_initial_adds_before_later_changes() {
 #[tokio::test]
 async fn an_inline_handler_that_panics_is_counted_and_keeps_receiving() {
     let src = source();
-    let inf = informer(&src, FifoMode::Real);
+    let inf = informer(&src, Duration::ZERO, FifoMode::Real);
     let (rec, rx) = recorder();
     let handler = ResourceEventHandlerFuncs::new().on_add(move |obj: &Arc<Pod>, initial| {
         assert_ne!(obj.metadata.name, "bad", "a handler's bug");
         rec.on_add(obj, initial)
     });
     let reg = inf.add_event_handler_with_options(handler, INLINE).unwrap();
-    let stop = start(&inf);
+    let (stop, _) = start(&inf);
     assert!(reg.wait_for_sync().await);
     src.add(pod("bad"));
     src.add(pod("good"));
@@ -203,7 +182,7 @@ async fn an_inline_handler_that_panics_is_counted_and_keeps_receiving() {
 #[tokio::test]
 async fn an_inline_handler_may_remove_itself_but_not_wait_for_that() {
     let src = source();
-    let inf = informer(&src, FifoMode::Real);
+    let inf = informer(&src, Duration::ZERO, FifoMode::Real);
     let slot: Arc<OnceLock<ResourceEventHandlerRegistration<Pod>>> = Arc::default();
     let (tx, rx) = std::sync::mpsc::channel();
     let (rec, seen_rx) = recorder();
@@ -218,7 +197,7 @@ async fn an_inline_handler_may_remove_itself_but_not_wait_for_that() {
     });
     let reg = inf.add_event_handler_with_options(handler, INLINE).unwrap();
     slot.set(reg.clone()).unwrap();
-    let stop = start(&inf);
+    let (stop, _) = start(&inf);
     assert!(reg.wait_for_sync().await);
     src.add(pod("first"));
     let (seen, seen_rx) = take(seen_rx, 1).await;

@@ -14,29 +14,6 @@ use kcache_store::Indexers;
 use support::*;
 use tokio_util::sync::CancellationToken;
 
-fn informer(
-    src: &Arc<kcache_informer::testing::FakeControllerSource<Pod>>,
-    resync: Duration,
-    mode: FifoMode,
-) -> SharedIndexInformer<Pod> {
-    let opts = InformerOptions {
-        resync_period: resync,
-        fifo_mode: mode,
-        ..InformerOptions::named("pods")
-    };
-    SharedIndexInformer::new(src.clone(), Indexers::new(), opts)
-}
-
-fn start(inf: &SharedIndexInformer<Pod>) -> (CancellationToken, tokio::task::JoinHandle<()>) {
-    let stop = CancellationToken::new();
-    let task = tokio::spawn({
-        let inf = inf.clone();
-        let stop = stop.clone();
-        async move { inf.run(stop).await.unwrap() }
-    });
-    (stop, task)
-}
-
 in_every_fifo_mode! {
 #[tokio::test(start_paused = true)]
 async fn listener_resync_periods(mode: FifoMode) {

@@ -1,5 +1,5 @@
-//! Shared test helpers: pods as DynamicObjects, a recording handler, an in-memory source, a
-//! client for a test cluster and a wait for a named object.
+//! Shared test helpers: pods as DynamicObjects, a recording handler, an in-memory source, an
+//! informer over it and its start, a client for a test cluster and a wait for a named object.
 #![allow(dead_code, unused_macros)]
 
 use std::sync::mpsc;
@@ -8,9 +8,13 @@ use std::time::Duration;
 
 use kcache_core::{DynamicObject, Object};
 use kcache_informer::testing::FakeControllerSource;
-use kcache_informer::{DeletedObject, ResourceEventHandler};
+use kcache_informer::{
+    DeletedObject, FifoMode, InformerOptions, ResourceEventHandler, SharedIndexInformer,
+};
+use kcache_store::Indexers;
 use kcache_testing::TestCluster;
 use kcache_transport::{Client, Config};
+use tokio_util::sync::CancellationToken;
 
 pub type Pod = DynamicObject;
 
@@ -72,6 +76,31 @@ pub fn pod(name: &str) -> Pod {
 
 pub fn source() -> Arc<FakeControllerSource<Pod>> {
     FakeControllerSource::new(|o: &mut Pod, rv| o.metadata.resource_version = Some(rv))
+}
+
+/// An informer named `pods` over `src`, resyncing every `resync` (zero: never), on a FIFO in
+/// `mode`.
+pub fn informer(
+    src: &Arc<FakeControllerSource<Pod>>,
+    resync: Duration,
+    mode: FifoMode,
+) -> SharedIndexInformer<Pod> {
+    let opts = InformerOptions {
+        resync_period: resync,
+        fifo_mode: mode,
+        ..InformerOptions::named("pods")
+    };
+    SharedIndexInformer::new(src.clone(), Indexers::new(), opts)
+}
+
+/// Runs `inf` on a task until the token is cancelled.
+pub fn start(inf: &SharedIndexInformer<Pod>) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let stop = CancellationToken::new();
+    let task = tokio::spawn({
+        let (inf, stop) = (inf.clone(), stop.clone());
+        async move { inf.run(stop).await.unwrap() }
+    });
+    (stop, task)
 }
 
 /// What a handler saw.
