@@ -99,11 +99,14 @@ async fn replicas_join_and_a_graceful_stop_leaves_at_once() {
     let observer = client(&cluster, "sharding-test/observer");
     let a = start(&cluster, &ring, "replica-a");
     let b = start(&cluster, &ring, "replica-b");
-    until("both shards live", || async {
+    // A replica acts once its lease callback ran, which may be just after the server holds
+    // its Lease.
+    until("both shards live and acting", || async {
         live(&observer, &ring).await == ["replica-a", "replica-b"]
+            && a.terms.acting()
+            && b.terms.acting()
     })
     .await;
-    assert!(a.terms.acting() && b.terms.acting());
     // The Leases carry the ring's label (that is how they were listed) and hold their own name.
     let shards = list_shards(&observer, &ring).await.unwrap();
     assert!(shards.iter().all(|s| s.record.holder_identity == s.name));
