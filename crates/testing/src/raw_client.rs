@@ -112,7 +112,7 @@ impl RawClient {
             .to_string()
             .trim_end_matches('/')
             .to_string();
-        config.disable_compression = true;
+        config.disable_compression = Some(true);
         config.qps = 0.0;
         config.max_retries = 0;
         config.request_timeout = None;

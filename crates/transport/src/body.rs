@@ -1,7 +1,6 @@
 //! Response bodies as the decoders read them: the bytes as sent, or gunzipped while they
-//! arrive (`Content-Encoding: gzip`, which the client asks for unless
-//! [`Config::disable_compression`](crate::Config::disable_compression) is set, as client-go's
-//! transport does).
+//! arrive (`Content-Encoding: gzip`, which the client asks for as client-go's transport does,
+//! unless [`Config::asks_for_gzip`](crate::Config::asks_for_gzip) says otherwise).
 //!
 //! Decompression is streaming and yields at most [`DECODED_CHUNK`] bytes at a time, so the list
 //! and watch decoders' bound ([`Config::max_object_size`](crate::Config::max_object_size))

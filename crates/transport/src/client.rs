@@ -55,7 +55,7 @@ struct Inner {
     default_namespace: String,
     max_object_size: usize,
     user_agent: HeaderValue,
-    /// `Accept-Encoding: gzip` on every request (client-go's default).
+    /// `Accept-Encoding: gzip` on every request (`Config::asks_for_gzip`).
     gzip: bool,
     /// Metadata-only lists ask for protobuf first (`Config::metadata_protobuf`).
     metadata_protobuf: bool,
@@ -147,6 +147,7 @@ impl Client {
             })?,
         };
         // As client-go's REST client: no limiter unless qps > 0 (NaN is rejected, not ignored).
+        let gzip = config.asks_for_gzip();
         let limiter = if config.qps > 0.0 || config.qps.is_nan() {
             let bucket = TokenBucket::new(f64::from(config.qps), config.burst);
             Some(bucket.map_err(ConfigError::RateLimit)?)
@@ -164,7 +165,7 @@ impl Client {
                 default_namespace: config.default_namespace,
                 max_object_size: config.max_object_size,
                 user_agent,
-                gzip: !config.disable_compression,
+                gzip,
                 metadata_protobuf: config.metadata_protobuf,
                 protobuf: config.protobuf,
                 json_fallback: Arc::default(),

@@ -170,6 +170,40 @@ fn broken_kubeconfigs_name_file_field_and_problem() {
 }
 
 #[test]
+fn disable_compression_is_kept_as_written_and_unset_leaves_the_choice_to_the_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config");
+    for (field, server, want, gzip) in [
+        ("", "https://127.0.0.1:6443", None, false),
+        ("", "https://10.0.0.1:6443", None, true),
+        (
+            ", disable-compression: false",
+            "https://127.0.0.1:6443",
+            Some(false),
+            true,
+        ),
+        (
+            ", disable-compression: true",
+            "https://10.0.0.1:6443",
+            Some(true),
+            false,
+        ),
+    ] {
+        std::fs::write(
+            &path,
+            format!(
+                "current-context: x\ncontexts: [{{name: x, context: {{cluster: c, user: ''}}}}]\n\
+                 clusters: [{{name: c, cluster: {{server: '{server}'{field}}}}}]\n"
+            ),
+        )
+        .unwrap();
+        let c = Config::from_kubeconfig_file(&path).unwrap();
+        assert_eq!(c.disable_compression, want, "{field} {server}");
+        assert_eq!(c.asks_for_gzip(), gzip, "{field} {server}");
+    }
+}
+
+#[test]
 fn conflicting_fields_are_rejected_like_kubectl() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [

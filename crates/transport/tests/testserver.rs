@@ -554,7 +554,7 @@ async fn credentials_and_certificates_are_checked() {
 #[tokio::test]
 async fn request_raw_returns_any_status_with_credentials_applied() {
     let (cluster, ns) = setup().await;
-    let client = client(&cluster, |c| c.disable_compression = true);
+    let client = client(&cluster, |c| c.disable_compression = Some(true));
     let get = |path: String| {
         let req = http::Request::get(path).body(bytes::Bytes::new()).unwrap();
         client.request_raw(req)

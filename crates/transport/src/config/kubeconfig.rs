@@ -64,9 +64,10 @@ pub struct Cluster {
     /// A proxy to reach the server through: `http`, `https` or `socks5`.
     #[serde(default)]
     pub proxy_url: Option<String>,
-    /// Do not ask for gzip-compressed responses.
+    /// Do not ask for gzip-compressed responses (`false`: ask, even of a loopback server);
+    /// unset: [`Config::asks_for_gzip`](crate::Config::asks_for_gzip) decides.
     #[serde(default)]
-    pub disable_compression: bool,
+    pub disable_compression: Option<bool>,
 }
 
 /// A user entry.

@@ -2,6 +2,7 @@
 //! limits — built from a kubeconfig ([`Config::from_kubeconfig`]), from the in-cluster
 //! environment ([`Config::incluster`]), or from whichever exists ([`Config::infer`]).
 
+mod compression;
 pub mod exec;
 mod impersonate;
 mod incluster;
@@ -65,10 +66,12 @@ pub struct Config {
     /// The `User-Agent` header (client-go's `rest.Config.UserAgent`); `None`: `kcache/VERSION`.
     /// Lets audit logs, API priority and fairness, and test servers tell clients apart.
     pub user_agent: Option<String>,
-    /// Do not ask for gzip-compressed responses (client-go's `DisableCompression`, kubeconfig
-    /// `disable-compression`). By default the client asks, as client-go does; the API server
-    /// compresses responses over 128 KiB, and the client decompresses while decoding.
-    pub disable_compression: bool,
+    /// Whether not to ask for gzip-compressed responses (client-go's `DisableCompression`,
+    /// kubeconfig `disable-compression`). `None` (the default): ask, as client-go does, unless
+    /// the server is on the loopback, where compressing costs both sides CPU and saves nothing
+    /// ([`Config::asks_for_gzip`]). The API server compresses responses over 128 KiB, and the
+    /// client decompresses while decoding.
+    pub disable_compression: Option<bool>,
     /// Ask for metadata-only lists in protobuf first, as client-go's metadata client always
     /// does (`metadata.go`); on by default. kube-apiserver encodes a list's protobuf in about
     /// half its JSON time and a third of its bytes, and kcache decodes each item from protobuf as
@@ -168,7 +171,7 @@ impl Config {
             max_retries: 10,
             max_object_size: DEFAULT_MAX_OBJECT_SIZE,
             user_agent: None,
-            disable_compression: false,
+            disable_compression: None,
             metadata_protobuf: true,
             protobuf: true,
             impersonate: Impersonate::default(),
