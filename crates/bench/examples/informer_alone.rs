@@ -6,10 +6,12 @@
 //! carries every scenario: its `informer --storage plain` touches a few MB more of its code
 //! than this binary does for the same sync, so against `krbench` this is the like-for-like
 //! binary. It builds what `informer --storage plain` builds — `SharedInformerFactory::informer`,
-//! one handler counting adds, the bench's client (QPS and burst at 1000, as cgbench's) — on the
-//! system allocator.
+//! one handler counting adds, the bench's client (QPS and burst at 1000, as cgbench's), gzip
+//! asked for whatever the server's address (as `informer` and cgbench do) — on the system
+//! allocator.
 
-// The bench binary's own client and /proc readers (this binary uses part of the latter).
+// The bench binary's own client and /proc readers (this binary uses part of each).
+#[allow(dead_code)]
 #[path = "../src/client.rs"]
 mod client;
 #[allow(dead_code)]
@@ -29,7 +31,7 @@ fn main() {
         eprintln!("usage: informer_alone KUBECONFIG");
         std::process::exit(2);
     };
-    let client = client::from_kubeconfig(&kubeconfig);
+    let client = client::configured(&kubeconfig, |c| c.disable_compression = Some(false));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
