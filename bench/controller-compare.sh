@@ -5,7 +5,9 @@
 # round on the same server, then medians per implementation and kcache's ratios to the best peer
 # (shared/BENCHMARKS.md, section "controller"). `kcache-bench controller` (the same source in the
 # binary of every scenario, whose peak RSS also counts other scenarios' code pages; see
-# docs/benchmarks.md) runs in each round too, as the line `kcache-bench`.
+# docs/benchmarks.md) runs in each round too, as the line `kcache-bench`, and so does `kcache-bench
+# patch-floor`: the same patches with no controller (HTTP/1.1, a thread blocked reading the
+# watch, nothing decoded), the least latency any client can have on this server.
 #
 #   usage: bench/controller-compare.sh KUBECONFIG [ROUNDS] [NAMESPACE]
 #
@@ -61,13 +63,14 @@ for r in $(seq 1 "$rounds"); do
   # after the previous round's last, and so on) about equally often: a run's tail latency
   # depends on what the server did just before it (with a fixed order, kcache's same code had a
   # median p99 of 3.9 ms run first in every round and 3.0 ms run second).
-  for i in $(seq 0 4); do
-    case $(( (i + r - 1) % 5 )) in
+  for i in $(seq 0 5); do
+    case $(( (i + r - 1) % 6 )) in
       0) run kcache "$kcache" --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000 ;;
       1) run kcache-bench "$bench" controller --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000 ;;
       2) run client-go "$cg" -scenario controller -kubeconfig "$kc" -namespace "$ns" -workers 2 -updates 1000 ;;
       3) run kube-runtime "$kr" controller --kubeconfig "$kc" --namespace "$ns" --workers 2 --updates 1000 ;;
       4) run controller-runtime "$cr" -scenario controller -kubeconfig "$kc" -namespace "$ns" -workers 2 -updates 1000 ;;
+      5) run patch-floor "$bench" patch-floor --kubeconfig "$kc" --namespace "$ns" --updates 1000 ;;
     esac
   done
 done
@@ -79,13 +82,15 @@ fields = ["initial_reconcile_seconds", "peak_rss_bytes", "latency_req_p50_ms", "
 by = {}
 for r in rows:
     by.setdefault(r["run_as"], []).append(r["line"])
-med = {name: {f: statistics.median(float(l[f]) for l in lines) for f in fields} for name, lines in by.items()}
+# patch-floor has no controller: no initial reconcile, no reconciles (nan in its line).
+med = {name: {f: statistics.median(float(l[f]) if l.get(f) is not None else float("nan") for l in lines)
+              for f in fields} for name, lines in by.items()}
 print("%-20s %s" % ("median of %d rounds" % max(len(v) for v in by.values()), " ".join("%14s" % f[:14] for f in fields)))
 for name, m in med.items():
     print("%-20s %s" % (name, " ".join("%14.4g" % m[f] for f in fields)))
 for name, lines in by.items():
     print("%-20s p99 by round: %s" % (name, " ".join("%.2f" % l["latency_req_p99_ms"] for l in lines)))
-peers = [n for n in med if not n.startswith("kcache")]
+peers = [n for n in med if not n.startswith("kcache") and n != "patch-floor"]
 targets = [("initial_reconcile_seconds", 0.5), ("peak_rss_bytes", 0.4),
            ("latency_req_p50_ms", 0.8), ("latency_req_p99_ms", 1.0)]
 for f, target in targets:
@@ -111,4 +116,8 @@ if "kcache" in srv:
     print("latency_req p50 target: 0.8 x %.4g = %.4g ms; the server's own mean PATCH: %.4g ms"
           % (med[best]["latency_req_p50_ms"], 0.8 * med[best]["latency_req_p50_ms"],
              statistics.median(srv["kcache"])))
+if "patch-floor" in med:
+    floor = med["patch-floor"]["latency_req_p50_ms"]
+    print("latency_req p50 of patch-floor (no controller): %.4g ms; above it: %s" % (floor, ", ".join(
+        "%s %+.3f ms" % (n, med[n]["latency_req_p50_ms"] - floor) for n in med if n != "patch-floor")))
 PY

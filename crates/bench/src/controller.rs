@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use crate::report::emit;
 use crate::storage::Storage;
 
-const SEQ_LABEL: &str = "kcache-bench-seq";
+pub(crate) const SEQ_LABEL: &str = "kcache-bench-seq";
 
 /// Flags, as cgbench's.
 #[derive(clap::Args)]
@@ -191,7 +191,7 @@ pub fn run(args: Args) {
 }
 
 /// The names of the namespace's ConfigMaps, by a paginated metadata-only list.
-async fn list_names(api: &Api<ConfigMap>) -> Vec<String> {
+pub(crate) async fn list_names(api: &Api<ConfigMap>) -> Vec<String> {
     let meta = api.clone().into_metadata();
     let mut names = Vec::new();
     let mut params = ListParams {
@@ -211,7 +211,7 @@ async fn list_names(api: &Api<ConfigMap>) -> Vec<String> {
     }
 }
 
-fn ms_between(later: Instant, earlier: Instant) -> f64 {
+pub(crate) fn ms_between(later: Instant, earlier: Instant) -> f64 {
     if later >= earlier {
         (later - earlier).as_secs_f64() * 1e3
     } else {
@@ -220,7 +220,7 @@ fn ms_between(later: Instant, earlier: Instant) -> f64 {
 }
 
 /// Nearest rank over sorted values.
-fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }

@@ -16,6 +16,7 @@ mod heap;
 mod informer;
 mod many;
 mod objects;
+mod patch_floor;
 mod podsync;
 mod proc_status;
 mod relist;
@@ -68,6 +69,9 @@ enum Scenario {
     /// A kcache-controller controller over one namespace's ConfigMaps: initial reconcile, then
     /// the latency of N patches.
     Controller(controller::Args),
+    /// The `controller` scenario's patches with no controller: the least latency any client
+    /// can have on the server (HTTP/1.1, a thread blocked reading the watch, nothing decoded).
+    PatchFloor(patch_floor::Args),
     /// kcache-sharding's ring, simulated: balance and movement on join/leave for 3, 10, 100 shards.
     Sharding(sharding::Args),
     /// kcache-sharding on a server: one replica against several (throughput, cache sizes), then
@@ -105,6 +109,7 @@ fn main() {
         Scenario::Informer(args) => informer::run(args),
         Scenario::Many(args) => many::run(args),
         Scenario::Controller(args) => controller::run(args),
+        Scenario::PatchFloor(args) => patch_floor::run(args),
         Scenario::Sharding(args) => sharding::run(args),
         Scenario::Sharded(args) => sharded::run(args),
         Scenario::Seed(args) => configmaps::seed(args),
