@@ -5,7 +5,7 @@
 //! `rest.Config.DisableCompression` is set, and kube-apiserver then compresses every response
 //! over 128 KiB: lists, mostly. Over a real network that trades the server's CPU for bytes; over
 //! the loopback there are no bytes to save, and a 10k-ConfigMap list costs kube-apiserver 1.20
-//! about 25 ms more to send gzipped, and the client as much again to inflate. Kubernetes' own
+//! about 25 ms more to send gzipped, and the client inflates it on top. Kubernetes' own
 //! loopback clients (kube-apiserver's loopback client, and kube-controller-manager and
 //! kube-scheduler, kubernetes#80919) turn compression off for that reason; kcache does it by
 //! default for a server whose address is a loopback one, reached without a proxy.
