@@ -36,15 +36,22 @@ use crate::storage::Storage;
 
 pub(crate) const SEQ_LABEL: &str = "kcache-bench-seq";
 
+/// Where the scenario's ConfigMaps are (`patch-floor` patches the same ones).
+#[derive(clap::Args)]
+pub(crate) struct Target {
+    /// The kubeconfig of the server.
+    #[arg(long)]
+    pub(crate) kubeconfig: PathBuf,
+    /// The namespace whose ConfigMaps are reconciled and patched.
+    #[arg(long, default_value = "bench")]
+    pub(crate) namespace: String,
+}
+
 /// Flags, as cgbench's.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The kubeconfig of the server.
-    #[arg(long)]
-    kubeconfig: PathBuf,
-    /// The namespace whose ConfigMaps the controller reconciles.
-    #[arg(long, default_value = "bench")]
-    namespace: String,
+    #[command(flatten)]
+    target: Target,
     /// Concurrent reconciles.
     #[arg(long, default_value_t = 2)]
     workers: usize,
@@ -229,8 +236,8 @@ pub(crate) fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
 }
 
 async fn scenario(args: &Args) -> serde_json::Value {
-    let client = crate::client::from_kubeconfig(&args.kubeconfig);
-    let api = Api::<ConfigMap>::namespaced(client.clone(), &args.namespace);
+    let client = crate::client::from_kubeconfig(&args.target.kubeconfig);
+    let api = Api::<ConfigMap>::namespaced(client.clone(), &args.target.namespace);
     let names = list_names(&api).await;
     let n = names.len();
     let updates = if n == 0 { 0 } else { args.updates };
@@ -244,7 +251,7 @@ async fn scenario(args: &Args) -> serde_json::Value {
 
     let start = Instant::now();
     let options = FactoryOptions {
-        namespace: Some(args.namespace.clone()),
+        namespace: Some(args.target.namespace.clone()),
         ..Default::default()
     };
     let factory = Arc::new(SharedInformerFactory::new(client, options));

@@ -18,7 +18,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -30,18 +29,14 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use serde_json::json;
 
-use crate::controller::{list_names, ms_between, percentile, SEQ_LABEL};
+use crate::controller::{list_names, ms_between, percentile, Target, SEQ_LABEL};
 use crate::report::emit;
 
 /// Flags, as `controller`'s.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The kubeconfig of the server.
-    #[arg(long)]
-    kubeconfig: PathBuf,
-    /// The namespace whose ConfigMaps are patched.
-    #[arg(long, default_value = "bench")]
-    namespace: String,
+    #[command(flatten)]
+    target: Target,
     /// Merge patches, one at a time.
     #[arg(long, default_value_t = 1000)]
     updates: usize,
@@ -57,14 +52,14 @@ pub fn run(args: Args) {
         eprintln!("kcache-bench: patch-floor: {what}: {e}");
         std::process::exit(1)
     };
-    let config = Config::from_kubeconfig_file(&args.kubeconfig).unwrap_or_else(|e| {
+    let config = Config::from_kubeconfig_file(&args.target.kubeconfig).unwrap_or_else(|e| {
         fail(
-            &format!("kubeconfig {}", args.kubeconfig.display()),
+            &format!("kubeconfig {}", args.target.kubeconfig.display()),
             kcache_core::ErrorChain(&e).to_string(),
         )
     });
     let server = Server::new(&config).unwrap_or_else(|e| fail("server", e));
-    let (names, rv) = names_and_version(&config, &args.namespace);
+    let (names, rv) = names_and_version(&config, &args.target.namespace);
     let run = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -73,7 +68,7 @@ pub fn run(args: Args) {
     let watch_socket = watch.sock.try_clone().expect("clone the watch socket");
     let path = format!(
         "/api/v1/namespaces/{}/configmaps?watch=1&resourceVersion={rv}",
-        args.namespace
+        args.target.namespace
     );
     let arrivals = Arc::new(Mutex::new(Arrivals::default()));
     let reader = {
@@ -91,7 +86,10 @@ pub fn run(args: Args) {
     let t0 = Instant::now();
     for i in 0..updates {
         let name = &names[i % names.len()];
-        let path = format!("/api/v1/namespaces/{}/configmaps/{name}", args.namespace);
+        let path = format!(
+            "/api/v1/namespaces/{}/configmaps/{name}",
+            args.target.namespace
+        );
         let body = json!({"metadata": {"labels": {SEQ_LABEL: format!("{run}-{i}")}}}).to_string();
         issued.push(Instant::now());
         server
