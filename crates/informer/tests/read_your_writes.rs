@@ -23,17 +23,8 @@ async fn started(
     CancellationToken,
     tokio::task::JoinHandle<()>,
 ) {
-    let opts = InformerOptions {
-        fifo_mode: mode,
-        ..InformerOptions::named("pods")
-    };
-    let inf = SharedIndexInformer::new(src.clone(), Indexers::new(), opts);
-    let stop = CancellationToken::new();
-    let task = tokio::spawn({
-        let inf = inf.clone();
-        let stop = stop.clone();
-        async move { inf.run(stop).await.unwrap() }
-    });
+    let inf = informer(src, Duration::ZERO, mode);
+    let (stop, task) = start(&inf);
     assert!(inf.wait_for_cache_sync().await);
     (inf, stop, task)
 }
@@ -187,12 +178,7 @@ async fn a_handle_taken_before_run_follows_the_informer() {
     // Nothing applied yet: a comparable version is not reached, an opaque one is refused.
     assert_eq!(handle.has_reached("1"), Ok(false));
     assert!(handle.has_reached("x").is_err());
-    let stop = CancellationToken::new();
-    let task = tokio::spawn({
-        let inf = inf.clone();
-        let stop = stop.clone();
-        async move { inf.run(stop).await.unwrap() }
-    });
+    let (stop, task) = start(&inf);
     handle.wait_for_resource_version("1").await.unwrap();
     assert!(inf.has_synced());
     stop.cancel();

@@ -13,7 +13,6 @@ use kcache_store::Indexers;
 use kcache_testing::{RawResponse, TestCluster};
 use kcache_transport::Api;
 use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
 
 /// Liveness guard for each wait; they normally end within milliseconds.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -59,12 +58,7 @@ async fn waiting_for_a_write_means_the_cache_holds_it() {
         ..InformerOptions::named("configmaps")
     };
     let informer = SharedIndexInformer::new(api, Indexers::new(), options);
-    let stop = CancellationToken::new();
-    let task = tokio::spawn({
-        let informer = informer.clone();
-        let stop = stop.clone();
-        async move { informer.run(stop).await.unwrap() }
-    });
+    let (stop, task) = support::start(&informer);
     assert!(informer.wait_for_cache_sync().await);
     assert_ne!(informer.last_store_sync_resource_version(), "");
     let cached = |name: &str| {
