@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kcache_core::ListParams;
-use kcache_transport::{Api, Client, Config};
+use kcache_transport::{Api, Config};
 use parking_lot::Mutex;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
@@ -59,7 +59,7 @@ pub fn run(args: Args) {
         )
     });
     let server = Server::new(&config).unwrap_or_else(|e| fail("server", e));
-    let (names, rv) = names_and_version(&config, &args.target.namespace);
+    let (names, rv) = names_and_version(&args.target);
     let run = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
@@ -140,18 +140,15 @@ pub fn run(args: Args) {
 }
 
 /// The names the controller scenario patches, in its order, and the resourceVersion to watch
-/// from (a list's, after them).
-fn names_and_version(config: &Config, namespace: &str) -> (Vec<String>, String) {
+/// from (a list's, after them), read with the bench's client as the controller scenario's.
+fn names_and_version(target: &Target) -> (Vec<String>, String) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("tokio runtime");
     runtime.block_on(async {
-        let client = Client::new(config.clone()).unwrap_or_else(|e| {
-            eprintln!("kcache-bench: patch-floor: client: {e}");
-            std::process::exit(1)
-        });
-        let api = Api::<ConfigMap>::namespaced(client, namespace);
+        let client = crate::client::from_kubeconfig(&target.kubeconfig);
+        let api = Api::<ConfigMap>::namespaced(client, &target.namespace);
         let mut names = list_names(&api).await;
         names.sort_unstable();
         let one = ListParams {
